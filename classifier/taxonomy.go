@@ -1,0 +1,82 @@
+// Package classifier says, with evidence, whether an agent run failed and
+// why. It reads a trajectory.Run and answers with a Verdict: the run's
+// incidents (failing steps), whether each was recovered later in the run,
+// and the failure type of the run when it failed.
+//
+// Signals are read in a fixed order and the first decisive one wins:
+// structure (tool manifest, JSON Schema, finish reasons, step limits), codes
+// (HTTP status, JSON-RPC codes, provider error codes, exception types), text
+// rules, then caller-supplied constraints. Precision comes first: when the
+// evidence is ambiguous the answer is Unknown, never a guess.
+//
+// The package depends on pdata only (through trajectory).
+package classifier
+
+// FailureType is the class of a failure.
+type FailureType string
+
+const (
+	WrongToolCalled   FailureType = "wrong_tool_called"
+	SchemaMismatch    FailureType = "schema_mismatch"
+	LoopDetected      FailureType = "loop_detected"
+	ExternalFault     FailureType = "external_fault"
+	Timeout           FailureType = "timeout"
+	ContextOverflow   FailureType = "context_overflow"
+	ConstraintIgnored FailureType = "constraint_ignored"
+	PlanIncomplete    FailureType = "plan_incomplete"
+	Unknown           FailureType = "unknown"
+)
+
+// FailureTypes lists every failure type in a stable order.
+var FailureTypes = []FailureType{
+	WrongToolCalled, SchemaMismatch, LoopDetected, ExternalFault, Timeout,
+	ContextOverflow, ConstraintIgnored, PlanIncomplete, Unknown,
+}
+
+// ParseFailureType returns the failure type named s and whether it is one.
+func ParseFailureType(s string) (FailureType, bool) {
+	for _, t := range FailureTypes {
+		if string(t) == s {
+			return t, true
+		}
+	}
+	return "", false
+}
+
+// Outcome is the verdict of a run.
+type Outcome string
+
+const (
+	OutcomeOK        Outcome = "ok"
+	OutcomeRecovered Outcome = "recovered"
+	OutcomeFailed    Outcome = "failed"
+)
+
+// Signal names the kind of evidence a classification rests on.
+type Signal string
+
+const (
+	SignalManifest      Signal = "manifest"       // requested tool not among the offered definitions
+	SignalJSONSchema    Signal = "json_schema"    // arguments fail the offered JSON Schema
+	SignalFinishReason  Signal = "finish_reason"  // e.g. length
+	SignalStepLimit     Signal = "step_limit"     // the run stopped while still calling tools
+	SignalLoop          Signal = "loop"           // repeated equal tool calls
+	SignalHTTPStatus    Signal = "http_status"    //
+	SignalJSONRPCCode   Signal = "jsonrpc_code"   //
+	SignalProviderCode  Signal = "provider_code"  // context_length_exceeded, rate_limit_exceeded, ...
+	SignalExceptionType Signal = "exception_type" //
+	SignalTextRule      Signal = "text_rule"      // Rule holds the rule name
+	SignalConstraint    Signal = "constraint"     // a forbidden string in LLM output
+	SignalOTTL          Signal = "ottl"           // Rule holds the OTTL rule name
+	SignalLLM           Signal = "llm"
+	SignalNone          Signal = ""
+)
+
+// Label returns the signal as written in evidence: text_rule:<name> and
+// ottl:<name> carry the rule name.
+func Label(s Signal, rule string) string {
+	if rule != "" && (s == SignalTextRule || s == SignalOTTL) {
+		return string(s) + ":" + rule
+	}
+	return string(s)
+}

@@ -1,0 +1,154 @@
+// Package trajectory turns OTLP spans emitted by agent frameworks into
+// per-run trajectories: the ordered LLM and tool steps of one agent
+// invocation, normalised across the instrumentation conventions (OTel GenAI
+// semconv, OpenInference, OpenLLMetry/Traceloop, Vercel AI SDK, MCP).
+//
+// The package depends on pdata only, so it can be used outside a collector.
+package trajectory
+
+import (
+	"encoding/json"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
+
+// StepKind says what a step is: a call to a model or a call to a tool.
+type StepKind string
+
+const (
+	StepLLM  StepKind = "llm"
+	StepTool StepKind = "tool"
+)
+
+// Convention names the instrumentation convention a span was read with.
+type Convention string
+
+const (
+	ConventionGenAI         Convention = "genai"
+	ConventionOpenInference Convention = "openinference"
+	ConventionTraceloop     Convention = "traceloop"
+	ConventionVercel        Convention = "vercel"
+	ConventionMCP           Convention = "mcp"
+	ConventionUnknown       Convention = ""
+)
+
+// ToolCall is a tool call an LLM step asked for.
+type ToolCall struct {
+	ID        string
+	Name      string
+	Arguments string // raw JSON as emitted; may be malformed
+}
+
+// ToolDef is a tool the model was offered on an LLM step.
+type ToolDef struct {
+	Name   string
+	Schema json.RawMessage // JSON Schema of the parameters; nil when not recorded
+}
+
+// ToolResult is a tool result fed back to the model in an LLM step's input
+// messages. Frameworks that catch tool errors (unknown tool, invalid
+// arguments, tool exceptions) and return them to the model leave this as the
+// only evidence: there may be no tool span at all.
+type ToolResult struct {
+	CallID  string
+	Name    string
+	Content string
+	IsError bool // the convention marked the result as an error (tool-error part, isError, status=error)
+}
+
+// ErrorInfo is one piece of error evidence on a span: an exception event,
+// the span status, or error.type.
+type ErrorInfo struct {
+	Type    string // exception.type or error.type
+	Message string // exception.message or status description
+	Code    string // provider error code when recorded (context_length_exceeded, rate_limit_exceeded, ...)
+}
+
+// Step is one LLM call or tool call of a run.
+type Step struct {
+	Kind       StepKind
+	Convention Convention
+	SpanID     pcommon.SpanID
+	ParentID   pcommon.SpanID
+	Name       string // span name
+	Start, End pcommon.Timestamp
+
+	// Tool steps.
+	ToolName   string
+	ToolCallID string
+	Arguments  string // raw JSON
+	Result     string
+	// ResultIsError is set when the tool result itself says it failed
+	// (MCP isError, a tool-error part) even when the span status is OK.
+	ResultIsError bool
+
+	// Error evidence on the span.
+	StatusError   bool
+	StatusMessage string
+	Errors        []ErrorInfo
+	HTTPStatus    int // http.response.status_code (or legacy http.status_code); 0 = none
+	JSONRPCCode   int // rpc.jsonrpc.error_code or numeric MCP error.type; 0 = none
+	HasJSONRPC    bool
+
+	// LLM steps.
+	Model         string
+	FinishReasons []string
+	Requested     []ToolCall   // tool calls the model asked for in this step's output
+	Offered       []ToolDef    // tool definitions the model was given
+	InputResults  []ToolResult // tool results in this step's input messages
+	OutputText    string       // the model's text output (for constraint checks)
+	InputTokens   int64
+	OutputTokens  int64
+}
+
+// Failed reports whether the span itself carries error evidence.
+func (s *Step) Failed() bool {
+	return s.StatusError || len(s.Errors) > 0 || s.HTTPStatus >= 400 || s.HasJSONRPC || s.ResultIsError
+}
+
+// Run is one agent invocation: the trace's local root, or an agent subtree
+// when a trace holds several.
+type Run struct {
+	TraceID    pcommon.TraceID
+	RootSpanID pcommon.SpanID
+	RootName   string
+	// RootFound is false when the run was assembled from orphan spans whose
+	// root never arrived (some instrumentations lose it on failure).
+	RootFound bool
+
+	Service string
+	Agent   string
+	Session string // gen_ai.conversation.id, session.id, ...
+
+	Start, End pcommon.Timestamp
+
+	// Steps are the run's LLM and tool calls ordered by end time.
+	Steps []Step
+	// Root is the error evidence of the run's root span and of other
+	// non-step spans of the run (chains, workflows), in end-time order.
+	// A step's own errors are on the step.
+	SpanErrors []SpanError
+	// FinishReason is the final finish reason the run reported, if any
+	// (e.g. a Vercel ai.generateText span's ai.response.finishReason).
+	FinishReason string
+
+	// SpanIDs lists every span of the trace that belongs to this run, so
+	// callers can annotate them.
+	SpanIDs []pcommon.SpanID
+	// Orphans counts spans whose parent was not in the input.
+	Orphans int
+}
+
+// SpanError is error evidence on a span that is not a step.
+type SpanError struct {
+	SpanID        pcommon.SpanID
+	Name          string
+	IsRoot        bool
+	End           pcommon.Timestamp
+	StatusError   bool
+	StatusMessage string
+	Errors        []ErrorInfo
+	HTTPStatus    int
+	JSONRPCCode   int
+	HasJSONRPC    bool
+}
