@@ -1,10 +1,564 @@
 package trajectory
 
-import "go.opentelemetry.io/collector/pdata/ptrace"
+import (
+	"sort"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// spanRole is what a span is to the trajectory.
+type spanRole uint8
+
+const (
+	roleNone  spanRole = iota // wrapper, chain, HTTP span, ...
+	roleLLM                   // a model call: an LLM step
+	roleTool                  // a tool call: a tool step
+	roleAgent                 // an agent invocation: a run boundary
+)
+
+// spanCtx is one span with the context its readers need.
+type spanCtx struct {
+	sp    ptrace.Span
+	attrs pcommon.Map
+	res   pcommon.Resource
+	scope string
+}
+
+// reader is one instrumentation convention.
+type reader struct {
+	conv Convention
+	// detect says what the span is under this convention (roleNone when the
+	// convention does not make it a step or an agent) and whether the span
+	// carries the convention's attributes at all.
+	detect func(c *spanCtx) (spanRole, bool)
+	// fill completes a step from the span; it only sets fields that are
+	// still empty, so readers applied in precedence order merge.
+	fill func(c *spanCtx, st *Step)
+}
+
+// readers in precedence order: the first reader that makes a span a step
+// names the step's convention, and more specific readers fill first.
+var readers = []reader{
+	{ConventionMCP, mcpDetect, mcpFill},
+	{ConventionVercel, vercelDetect, vercelFill},
+	{ConventionGenAI, genaiDetect, genaiFill},
+	{ConventionOpenInference, oiDetect, oiFill},
+	{ConventionTraceloop, tlDetect, tlFill},
+}
+
+// rootKind says why a node has no parent in the tree.
+type rootKind uint8
+
+const (
+	notRoot    rootKind = iota
+	trueRoot            // no parent span ID
+	orphanRoot          // parent span ID not in the input
+	cycleRoot           // the parent chain loops; the loop was cut here
+)
+
+type node struct {
+	c       spanCtx
+	parent  int32 // effective parent node, -1 for roots
+	root    rootKind
+	role    spanRole
+	conv    Convention
+	matched uint8 // bit i: readers[i] recognised the span
+	// filled during the tree walk
+	topAgent int32 // top-level agent span above (or at) this node, -1 none
+	stepAnc  int32 // nearest ancestor that is a step, -1 none
+	unit     int32 // index of the unit (tree group) the node belongs to
+}
 
 // Build groups the spans of td by trace and agent run and returns one Run
 // per agent invocation, with its steps in end-time order.
+//
+// Tree: spans are linked by parent span ID within a trace. A span whose
+// parent is not in the input is an orphan; a duplicate span ID keeps the
+// first span and counts the others (Run.Duplicates); a parent chain that
+// loops is cut where the walk re-enters it and that span is treated as an
+// orphan. Runs: see the package documentation.
 func Build(td ptrace.Traces) []Run {
-	_ = td
-	return nil // PLACEHOLDER: being implemented (issue 2)
+	type traceSpans struct {
+		id    pcommon.TraceID
+		spans []spanCtx
+	}
+	var traces []*traceSpans
+	index := make(map[pcommon.TraceID]*traceSpans)
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		rs := rss.At(i)
+		res := rs.Resource()
+		sss := rs.ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			ss := sss.At(j)
+			scope := ss.Scope().Name()
+			spans := ss.Spans()
+			for k := 0; k < spans.Len(); k++ {
+				sp := spans.At(k)
+				tid := sp.TraceID()
+				t := index[tid]
+				if t == nil {
+					t = &traceSpans{id: tid}
+					index[tid] = t
+					traces = append(traces, t)
+				}
+				t.spans = append(t.spans, spanCtx{sp: sp, attrs: sp.Attributes(), res: res, scope: scope})
+			}
+		}
+	}
+	var runs []Run
+	for _, t := range traces {
+		runs = buildTrace(runs, t.id, t.spans)
+	}
+	return runs
+}
+
+func buildTrace(runs []Run, tid pcommon.TraceID, spans []spanCtx) []Run {
+	nodes := make([]node, 0, len(spans))
+	byID := make(map[pcommon.SpanID]int32, len(spans))
+	duplicates := 0
+	for _, c := range spans {
+		id := c.sp.SpanID()
+		if !id.IsEmpty() {
+			if _, dup := byID[id]; dup {
+				duplicates++
+				continue
+			}
+			byID[id] = int32(len(nodes))
+		}
+		nodes = append(nodes, node{c: c, parent: -1, topAgent: -1, stepAnc: -1, unit: -1})
+	}
+	for i := range nodes {
+		n := &nodes[i]
+		pid := n.c.sp.ParentSpanID()
+		if pid.IsEmpty() {
+			n.root = trueRoot
+			continue
+		}
+		p, ok := byID[pid]
+		if !ok || int(p) == i {
+			n.root = orphanRoot
+			continue
+		}
+		n.parent = p
+	}
+	breakCycles(nodes)
+
+	// Roles.
+	for i := range nodes {
+		classify(&nodes[i])
+	}
+
+	// Children in CSR form (linear, two passes).
+	start := make([]int32, len(nodes)+1)
+	for i := range nodes {
+		if p := nodes[i].parent; p >= 0 {
+			start[p+1]++
+		}
+	}
+	for i := 1; i <= len(nodes); i++ {
+		start[i] += start[i-1]
+	}
+	children := make([]int32, start[len(nodes)])
+	fill := append([]int32(nil), start[:len(nodes)]...)
+	var roots, trueRoots, looseRoots []int32
+	for i := range nodes {
+		if p := nodes[i].parent; p >= 0 {
+			children[fill[p]] = int32(i)
+			fill[p]++
+		} else {
+			roots = append(roots, int32(i))
+			if nodes[i].root == trueRoot {
+				trueRoots = append(trueRoots, int32(i))
+			} else {
+				looseRoots = append(looseRoots, int32(i))
+			}
+		}
+	}
+
+	// Units: the tree groups that become runs (or are split into agent runs).
+	// One real root takes the orphans of its trace (their parents are spans
+	// of that run that were not exported). Without exactly one real root the
+	// orphans form a unit of their own whose root was not found.
+	type unit struct {
+		roots     []int32
+		rootFound bool
+	}
+	var units []unit
+	if len(trueRoots) == 1 {
+		units = append(units, unit{roots: append([]int32{trueRoots[0]}, looseRoots...), rootFound: true})
+	} else {
+		for _, r := range trueRoots {
+			units = append(units, unit{roots: []int32{r}, rootFound: true})
+		}
+		if len(looseRoots) > 0 {
+			units = append(units, unit{roots: looseRoots})
+		}
+	}
+
+	// Walk each unit in preorder (iterative: no recursion depth limit).
+	order := make([]int32, 0, len(nodes))
+	unitStart := make([]int, len(units)+1)
+	stack := make([]int32, 0, 64)
+	for u, un := range units {
+		unitStart[u] = len(order)
+		for ri := len(un.roots) - 1; ri >= 0; ri-- {
+			stack = append(stack, un.roots[ri])
+		}
+		for len(stack) > 0 {
+			i := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			n := &nodes[i]
+			n.unit = int32(u)
+			if p := n.parent; p >= 0 {
+				pn := &nodes[p]
+				n.topAgent = pn.topAgent
+				if pn.role == roleLLM || pn.role == roleTool {
+					n.stepAnc = p
+				} else {
+					n.stepAnc = pn.stepAnc
+				}
+			}
+			if n.topAgent < 0 && n.role == roleAgent {
+				n.topAgent = i
+			}
+			order = append(order, i)
+			for k := start[i+1] - 1; k >= start[i]; k-- {
+				stack = append(stack, children[k])
+			}
+		}
+	}
+	unitStart[len(units)] = len(order)
+
+	b := runBuilder{nodes: nodes, tid: tid, mark: make([]uint32, len(nodes)), stepOf: make([]int32, len(nodes))}
+	for u, un := range units {
+		members := order[unitStart[u]:unitStart[u+1]]
+		var agents []int32
+		for _, i := range members {
+			if nodes[i].topAgent == i {
+				agents = append(agents, i)
+			}
+		}
+		if len(agents) <= 1 {
+			r := b.build(members, un.roots, un.rootFound, agents)
+			r.Duplicates = duplicates
+			duplicates = 0
+			runs = append(runs, r)
+			continue
+		}
+		// Several agent invocations side by side: one run per top-level
+		// agent subtree. Nested agents stay in their outer agent's run.
+		// Spans outside every agent subtree form a run of their own when they
+		// hold steps; otherwise (workflow wrappers) they go with the agent
+		// run that ended last, whose outcome they usually report.
+		groups := make(map[int32][]int32, len(agents))
+		var rest []int32
+		restHasStep := false
+		for _, i := range members {
+			if a := nodes[i].topAgent; a >= 0 {
+				groups[a] = append(groups[a], i)
+			} else {
+				rest = append(rest, i)
+				if r := nodes[i].role; r == roleLLM || r == roleTool {
+					restHasStep = true
+				}
+			}
+		}
+		last := agents[0]
+		for _, a := range agents[1:] {
+			if nodes[a].c.sp.EndTimestamp() > nodes[last].c.sp.EndTimestamp() {
+				last = a
+			}
+		}
+		if restHasStep {
+			r := b.build(rest, un.roots, un.rootFound, nil)
+			r.Duplicates = duplicates
+			duplicates = 0
+			runs = append(runs, r)
+			rest = nil
+		}
+		for _, a := range agents {
+			m := groups[a]
+			if a == last && len(rest) > 0 {
+				m = append(m, rest...)
+			}
+			r := b.build(m, []int32{a}, true, []int32{a})
+			r.Duplicates = duplicates
+			duplicates = 0
+			runs = append(runs, r)
+		}
+	}
+	return runs
+}
+
+// breakCycles cuts parent loops in linear time: each node is walked up once;
+// a walk that re-enters a node still on the current path has found a loop,
+// and the node where it closes becomes a cycle root.
+func breakCycles(nodes []node) {
+	const (
+		unseen = iota
+		onPath
+		done
+	)
+	state := make([]uint8, len(nodes))
+	path := make([]int32, 0, 16)
+	for i := range nodes {
+		if state[i] != unseen {
+			continue
+		}
+		path = path[:0]
+		cur := int32(i)
+		for {
+			if state[cur] == done {
+				break
+			}
+			if state[cur] == onPath {
+				// cur's ancestors lead back to cur: cut the edge above it.
+				nodes[cur].parent = -1
+				nodes[cur].root = cycleRoot
+				break
+			}
+			state[cur] = onPath
+			path = append(path, cur)
+			p := nodes[cur].parent
+			if p < 0 {
+				break
+			}
+			cur = p
+		}
+		for _, j := range path {
+			state[j] = done
+		}
+	}
+}
+
+func classify(n *node) {
+	for ri := range readers {
+		role, ok := readers[ri].detect(&n.c)
+		if !ok {
+			continue
+		}
+		n.matched |= 1 << ri
+		switch role {
+		case roleLLM, roleTool:
+			// The first (most specific) reader that sees a call names it; a
+			// step role wins over an agent role.
+			if n.role != roleLLM && n.role != roleTool {
+				n.role, n.conv = role, readers[ri].conv
+			}
+		case roleAgent:
+			if n.role == roleNone {
+				n.role, n.conv = role, readers[ri].conv
+			}
+		}
+	}
+}
+
+type runBuilder struct {
+	nodes []node
+	tid   pcommon.TraceID
+	// Per-node scratch shared by the runs of one trace: mark[i] == gen when
+	// node i is a member of the run being built, stepOf[i] its step index.
+	mark   []uint32
+	stepOf []int32
+	gen    uint32
+}
+
+// build assembles one run from its member nodes (in preorder).
+func (b *runBuilder) build(members []int32, roots []int32, rootFound bool, agents []int32) Run {
+	nodes := b.nodes
+	r := Run{TraceID: b.tid, RootFound: rootFound}
+	head := roots[0]
+	if rootFound {
+		r.RootSpanID = nodes[head].c.sp.SpanID()
+		r.RootName = nodes[head].c.sp.Name()
+	} else {
+		// The root never arrived: name the run after the missing parent the
+		// orphans share, or after the first orphan when they disagree.
+		missing := nodes[head].c.sp.ParentSpanID()
+		for _, x := range roots[1:] {
+			if nodes[x].c.sp.ParentSpanID() != missing {
+				missing = nodes[head].c.sp.SpanID()
+				break
+			}
+		}
+		r.RootSpanID = missing
+	}
+	b.gen++
+	for _, i := range members {
+		b.mark[i] = b.gen
+		b.stepOf[i] = -1
+	}
+	r.SpanIDs = make([]pcommon.SpanID, 0, len(members))
+	for _, i := range members {
+		n := &nodes[i]
+		sp := n.c.sp
+		r.SpanIDs = append(r.SpanIDs, sp.SpanID())
+		if n.root == orphanRoot || n.root == cycleRoot {
+			r.Orphans++
+		}
+		if s := sp.StartTimestamp(); s != 0 && (r.Start == 0 || s < r.Start) {
+			r.Start = s
+		}
+		if e := sp.EndTimestamp(); e > r.End {
+			r.End = e
+		}
+		ev := readErrors(sp)
+		anc := int32(-1)
+		if a := n.stepAnc; a >= 0 && b.mark[a] == b.gen {
+			anc = a
+		}
+		if n.role == roleLLM || n.role == roleTool {
+			st := b.step(n)
+			ev.applyTo(&st)
+			b.fillStep(n, &st)
+			if anc >= 0 && nodes[anc].role == n.role && sameTool(&r.Steps[b.stepOf[anc]], &st) {
+				mergeStep(&r.Steps[b.stepOf[anc]], &st, nodes[anc].c.sp.Status().Code())
+				b.stepOf[i] = b.stepOf[anc]
+				continue
+			}
+			b.stepOf[i] = int32(len(r.Steps))
+			r.Steps = append(r.Steps, st)
+			continue
+		}
+		if anc >= 0 {
+			// A span inside a step (HTTP client span, retry attempt): its
+			// error evidence belongs to that step.
+			if ev.failed() {
+				mergeEvidence(&r.Steps[b.stepOf[anc]], &ev, nodes[anc].c.sp.Status().Code())
+			}
+			continue
+		}
+		if ev.failed() {
+			r.SpanErrors = append(r.SpanErrors, ev.spanError(sp, rootFound && i == head))
+		}
+	}
+	sort.SliceStable(r.Steps, func(a, c int) bool {
+		if r.Steps[a].End != r.Steps[c].End {
+			return r.Steps[a].End < r.Steps[c].End
+		}
+		return r.Steps[a].Start < r.Steps[c].Start
+	})
+	sort.SliceStable(r.SpanErrors, func(a, c int) bool { return r.SpanErrors[a].End < r.SpanErrors[c].End })
+	b.describe(&r, members, roots, agents)
+	return r
+}
+
+func (b *runBuilder) step(n *node) Step {
+	sp := n.c.sp
+	kind := StepLLM
+	if n.role == roleTool {
+		kind = StepTool
+	}
+	return Step{
+		Kind:       kind,
+		Convention: n.conv,
+		SpanID:     sp.SpanID(),
+		ParentID:   sp.ParentSpanID(),
+		Name:       sp.Name(),
+		Start:      sp.StartTimestamp(),
+		End:        sp.EndTimestamp(),
+	}
+}
+
+func (b *runBuilder) fillStep(n *node, st *Step) {
+	for ri := range readers {
+		if n.matched&(1<<ri) != 0 {
+			readers[ri].fill(&n.c, st)
+		}
+	}
+}
+
+// sameTool reports whether a tool span nested in another tool step is the
+// same call seen by a second instrumentation (MCP client span under a
+// framework tool span) rather than a tool calling another tool. Nested LLM
+// spans are always the same call (framework span around the SDK span).
+func sameTool(outer, inner *Step) bool {
+	if outer.Kind != StepTool {
+		return true
+	}
+	if outer.ToolCallID != "" && inner.ToolCallID != "" {
+		return outer.ToolCallID == inner.ToolCallID
+	}
+	return outer.ToolName == "" || inner.ToolName == "" || outer.ToolName == inner.ToolName
+}
+
+// mergeStep folds a nested span of the same call into the outer step: empty
+// fields are completed, and the inner span's errors count when the outer
+// span failed or did not set an explicit OK status (an outer OK means the
+// inner failure was retried away).
+func mergeStep(outer, inner *Step, outerStatus ptrace.StatusCode) {
+	if outer.ToolName == "" {
+		outer.ToolName = inner.ToolName
+	}
+	if outer.ToolCallID == "" {
+		outer.ToolCallID = inner.ToolCallID
+	}
+	if outer.Arguments == "" {
+		outer.Arguments = inner.Arguments
+	}
+	if outer.Result == "" {
+		outer.Result = inner.Result
+	}
+	outer.ResultIsError = outer.ResultIsError || inner.ResultIsError
+	if outer.Model == "" {
+		outer.Model = inner.Model
+	}
+	if len(outer.FinishReasons) == 0 {
+		outer.FinishReasons = inner.FinishReasons
+	}
+	if len(outer.Requested) == 0 {
+		outer.Requested = inner.Requested
+	}
+	if len(outer.Offered) == 0 {
+		outer.Offered = inner.Offered
+	}
+	if len(outer.InputResults) == 0 {
+		outer.InputResults = inner.InputResults
+	}
+	if outer.OutputText == "" {
+		outer.OutputText = inner.OutputText
+	}
+	if outer.InputTokens == 0 {
+		outer.InputTokens = inner.InputTokens
+	}
+	if outer.OutputTokens == 0 {
+		outer.OutputTokens = inner.OutputTokens
+	}
+	ev := errorEvidence{
+		StatusError: inner.StatusError, StatusMessage: inner.StatusMessage, Errors: inner.Errors,
+		HTTPStatus: inner.HTTPStatus, JSONRPCCode: inner.JSONRPCCode, HasJSONRPC: inner.HasJSONRPC,
+	}
+	if ev.failed() {
+		mergeEvidence(outer, &ev, outerStatus)
+	}
+}
+
+func mergeEvidence(st *Step, ev *errorEvidence, outerStatus ptrace.StatusCode) {
+	if !st.Failed() && outerStatus == ptrace.StatusCodeOk {
+		return
+	}
+	if !st.Failed() {
+		st.StatusError = ev.StatusError
+		st.StatusMessage = ev.StatusMessage
+	}
+	if st.HTTPStatus == 0 {
+		st.HTTPStatus = ev.HTTPStatus
+	}
+	if !st.HasJSONRPC && ev.HasJSONRPC {
+		st.JSONRPCCode, st.HasJSONRPC = ev.JSONRPCCode, true
+	}
+	for _, e := range ev.Errors {
+		dup := false
+		for _, x := range st.Errors {
+			if x == e {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			st.Errors = append(st.Errors, e)
+		}
+	}
 }

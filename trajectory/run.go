@@ -1,7 +1,52 @@
 // Package trajectory turns OTLP spans emitted by agent frameworks into
 // per-run trajectories: the ordered LLM and tool steps of one agent
-// invocation, normalised across the instrumentation conventions (OTel GenAI
-// semconv, OpenInference, OpenLLMetry/Traceloop, Vercel AI SDK, MCP).
+// invocation, normalised across the instrumentation conventions.
+//
+// Conventions read (one file each; a span may be read by several and the
+// readers merge into one step):
+//   - OTel GenAI semconv (genai.go): gen_ai.operation.name, gen_ai.tool.*,
+//     gen_ai.input/output.messages JSON parts, gen_ai.tool.definitions,
+//     gen_ai.response.finish_reasons, usage.
+//   - OpenInference (openinference.go): openinference.span.kind LLM/TOOL/AGENT,
+//     flattened llm.input_messages / llm.output_messages / llm.tools
+//     attributes, completed from LangChain's serialized input/output values.
+//   - OpenLLMetry / Traceloop (traceloop.go): traceloop.span.kind,
+//     traceloop.entity.*, legacy gen_ai.prompt/completion.N.* and
+//     llm.request.functions.N.*.
+//   - Vercel AI SDK (vercel.go): ai.generateText/streamText runs,
+//     ai.*.doGenerate/doStream LLM calls, ai.toolCall tool calls.
+//   - MCP (mcp.go): mcp.method.name=tools/call, error.type, JSON-RPC codes,
+//     isError results, and @traceloop/instrumentation-mcp tool spans.
+//
+// Error evidence common to all (errors.go): status, exception events,
+// error.type, http.response.status_code / http.status_code, JSON-RPC codes,
+// provider error codes in OpenAI/Anthropic-style error bodies.
+//
+// Runs. Spans are grouped by trace and linked by parent span ID. A run is
+// one agent invocation:
+//   - A trace with one root whose tree holds at most one top-level agent span
+//     (gen_ai invoke_agent, OpenInference AGENT, traceloop agent, Vercel
+//     ai.generateText/streamText/generateObject/streamObject) is one run
+//     rooted at the trace's root (a workflow wrapper around one agent is part
+//     of that run).
+//   - When a tree holds several top-level agent spans side by side, each
+//     agent subtree is a run. Agent spans nested inside an agent (sub-agents,
+//     agents used as tools) belong to the outer agent's run. Spans outside
+//     every agent subtree become their own run when they contain steps;
+//     otherwise they join the agent run that ended last.
+//   - Orphans (parent not in the input) join the trace's run when the trace
+//     has exactly one root; otherwise all the orphans of a trace form one run
+//     with RootFound=false whose RootSpanID is the missing parent they share
+//     (or the first orphan's ID when they do not share one).
+//   - Several roots in one trace (unusual) give one run each.
+//
+// Steps are LLM and tool calls, ordered by end time. A step span nested in a
+// step span of the same kind (a framework LLM span around an SDK chat span,
+// an MCP client span under a framework tool span with the same tool name or
+// call ID) is merged into the outer step. Spans nested in a step that are not
+// steps (HTTP client spans) contribute their error evidence to that step.
+// Other non-step spans (chains, workflows, MCP initialize/tools/list) are not
+// steps; their errors are in Run.SpanErrors.
 //
 // The package depends on pdata only, so it can be used outside a collector.
 package trajectory
@@ -135,8 +180,13 @@ type Run struct {
 	// SpanIDs lists every span of the trace that belongs to this run, so
 	// callers can annotate them.
 	SpanIDs []pcommon.SpanID
-	// Orphans counts spans whose parent was not in the input.
+	// Orphans counts spans whose parent was not in the input (or whose
+	// parent chain looped and was cut there).
 	Orphans int
+	// Duplicates counts spans dropped because their span ID repeated an
+	// earlier span of the same trace (the first one is kept). Counted on the
+	// first run built from the trace.
+	Duplicates int
 }
 
 // SpanError is error evidence on a span that is not a step.

@@ -1,0 +1,179 @@
+package trajectory
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
+
+// MaxParsedJSONBytes is the largest attribute value (message lists, tool
+// definitions, tool-call lists) that Build decodes as JSON. Larger values are
+// not parsed (their raw string is still kept where the Step has a raw field,
+// e.g. Arguments and Result), so one pathological attribute cannot make Build
+// allocate without bound.
+const MaxParsedJSONBytes = 4 << 20
+
+// attrStr returns the attribute as a string; non-string values are rendered
+// (numbers, bools, and arrays/maps as JSON). Missing → "".
+func attrStr(m pcommon.Map, key string) string {
+	v, ok := m.Get(key)
+	if !ok {
+		return ""
+	}
+	if v.Type() == pcommon.ValueTypeStr {
+		return v.Str()
+	}
+	return v.AsString()
+}
+
+// firstStr returns the first non-empty attribute among keys.
+func firstStr(m pcommon.Map, keys ...string) string {
+	for _, k := range keys {
+		if s := attrStr(m, k); s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// attrInt reads an integer attribute that instrumentations record as int,
+// double or numeric string.
+func attrInt(m pcommon.Map, key string) (int64, bool) {
+	v, ok := m.Get(key)
+	if !ok {
+		return 0, false
+	}
+	return valueInt(v)
+}
+
+func valueInt(v pcommon.Value) (int64, bool) {
+	switch v.Type() {
+	case pcommon.ValueTypeInt:
+		return v.Int(), true
+	case pcommon.ValueTypeDouble:
+		f := v.Double()
+		if f != f || f > 1e18 || f < -1e18 { // NaN or out of int64 range
+			return 0, false
+		}
+		return int64(f), true
+	case pcommon.ValueTypeStr:
+		n, err := strconv.ParseInt(strings.TrimSpace(v.Str()), 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		return n, true
+	}
+	return 0, false
+}
+
+func firstInt(m pcommon.Map, keys ...string) (int64, bool) {
+	for _, k := range keys {
+		if n, ok := attrInt(m, k); ok {
+			return n, true
+		}
+	}
+	return 0, false
+}
+
+// attrStrings reads a string-array attribute. Instrumentations record lists
+// as a real array, as a JSON array string, or as a single string.
+func attrStrings(m pcommon.Map, key string) []string {
+	v, ok := m.Get(key)
+	if !ok {
+		return nil
+	}
+	switch v.Type() {
+	case pcommon.ValueTypeSlice:
+		s := v.Slice()
+		out := make([]string, 0, s.Len())
+		for i := 0; i < s.Len(); i++ {
+			e := s.At(i)
+			if e.Type() == pcommon.ValueTypeStr {
+				out = append(out, e.Str())
+			} else {
+				out = append(out, e.AsString())
+			}
+		}
+		return out
+	case pcommon.ValueTypeStr:
+		str := strings.TrimSpace(v.Str())
+		if str == "" {
+			return nil
+		}
+		if strings.HasPrefix(str, "[") && len(str) <= MaxParsedJSONBytes {
+			var out []string
+			if json.Unmarshal([]byte(str), &out) == nil {
+				return out
+			}
+		}
+		return []string{v.Str()}
+	}
+	return []string{v.AsString()}
+}
+
+// lenientUnmarshal decodes data into v. Type mismatches in individual fields
+// are tolerated (encoding/json fills what it can and reports the first
+// mismatch); only syntax errors and oversized input fail.
+func lenientUnmarshal(data []byte, v any) bool {
+	if len(data) == 0 || len(data) > MaxParsedJSONBytes {
+		return false
+	}
+	err := json.Unmarshal(data, v)
+	if err == nil {
+		return true
+	}
+	var te *json.UnmarshalTypeError
+	return errors.As(err, &te)
+}
+
+// rawJSONText renders a JSON value as the text a step keeps: a JSON string is
+// unquoted (tool arguments are often double-encoded), anything else is kept
+// as the raw JSON text.
+func rawJSONText(r json.RawMessage) string {
+	r = trimJSON(r)
+	if len(r) == 0 || string(r) == "null" {
+		return ""
+	}
+	if r[0] == '"' {
+		var s string
+		if json.Unmarshal(r, &s) == nil {
+			return s
+		}
+	}
+	return string(r)
+}
+
+func trimJSON(r json.RawMessage) json.RawMessage {
+	i, j := 0, len(r)
+	for i < j && isSpace(r[i]) {
+		i++
+	}
+	for j > i && isSpace(r[j-1]) {
+		j--
+	}
+	return r[i:j]
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// looksJSON reports whether s may hold a JSON object or array.
+func looksJSON(s string) bool {
+	s = strings.TrimSpace(s)
+	return len(s) >= 2 && (s[0] == '{' || s[0] == '[') && len(s) <= MaxParsedJSONBytes
+}
+
+// splitIndex splits "12.rest" into 12 and "rest".
+func splitIndex(s string) (int, string, bool) {
+	i := strings.IndexByte(s, '.')
+	if i <= 0 || i > 9 { // more than 9 digits is not a real index
+		return 0, "", false
+	}
+	n, err := strconv.Atoi(s[:i])
+	if err != nil || n < 0 {
+		return 0, "", false
+	}
+	return n, s[i+1:], true
+}

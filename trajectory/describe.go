@@ -1,0 +1,166 @@
+package trajectory
+
+import (
+	"strings"
+)
+
+// Attribute keys naming the agent, strongest first. An explicit agent name
+// anywhere in the run wins over the weak names (function IDs, workflow
+// names) that may name the surrounding application instead.
+var (
+	agentKeys = []string{
+		"gen_ai.agent.name",
+		"agent.name", // OpenInference
+		"ai.telemetry.metadata.agent",
+		"ai.telemetry.metadata.agentName",
+		"ai.telemetry.metadata.agent_name",
+		"traceloop.association.properties.agent",
+		"traceloop.association.properties.agent_name",
+	}
+	weakAgentKeys = []string{
+		"ai.telemetry.functionId",
+		"gen_ai.agent.id",
+		"traceloop.workflow.name",
+	}
+	sessionKeys = []string{
+		"gen_ai.conversation.id",
+		"session.id",
+		"ai.telemetry.metadata.conversationId",
+		"ai.telemetry.metadata.sessionId",
+		"ai.telemetry.metadata.conversation_id",
+		"ai.telemetry.metadata.session_id",
+		"ai.telemetry.metadata.threadId",
+		"traceloop.association.properties.session_id",
+		"traceloop.association.properties.conversation_id",
+		"traceloop.association.properties.thread_id",
+		"traceloop.association.properties.sessionId",
+		"langfuse.session.id",
+		"thread.id",
+	}
+)
+
+// metadataIDs are the identities LangChain/LangGraph put in OpenInference's
+// "metadata" JSON attribute.
+type metadataIDs struct {
+	AgentName      string `json:"lc_agent_name"`
+	SessionID      string `json:"session_id"`
+	ConversationID string `json:"conversation_id"`
+	ThreadID       string `json:"thread_id"`
+}
+
+func spanMetadata(c *spanCtx) (metadataIDs, bool) {
+	var md metadataIDs
+	s := attrStr(c.attrs, "metadata")
+	if !looksJSON(s) || !strings.Contains(s, "_") {
+		return md, false
+	}
+	return md, lenientUnmarshal([]byte(s), &md)
+}
+
+// describe fills the run's Service, Agent, Session and FinishReason.
+func (b *runBuilder) describe(r *Run, members, roots, agents []int32) {
+	nodes := b.nodes
+	// Look at the agent span first, then the run's root, then the rest in
+	// preorder.
+	ordered := make([]int32, 0, len(members)+2)
+	ordered = append(ordered, agents...)
+	ordered = append(ordered, roots[0])
+	ordered = append(ordered, members...)
+
+	for _, i := range ordered {
+		if s := attrStr(nodes[i].c.res.Attributes(), "service.name"); s != "" {
+			r.Service = s
+			break
+		}
+	}
+
+	var weakAgent string
+	for _, i := range ordered {
+		c := &nodes[i].c
+		if r.Agent == "" {
+			if a := agentName(c, nodes[i].role == roleAgent); a != "" {
+				r.Agent = a
+			} else if weakAgent == "" {
+				weakAgent = firstStr(c.attrs, weakAgentKeys...)
+			}
+		}
+		if r.Session == "" {
+			r.Session = firstStr(c.attrs, sessionKeys...)
+		}
+		if (r.Agent == "" || r.Session == "") && c.attrs.Len() > 0 {
+			if md, ok := spanMetadata(c); ok {
+				if r.Agent == "" {
+					r.Agent = md.AgentName
+				}
+				if r.Session == "" {
+					r.Session = firstNonEmpty(md.SessionID, md.ConversationID, md.ThreadID)
+				}
+			}
+		}
+		if r.Agent != "" && r.Session != "" {
+			break
+		}
+	}
+	if r.Agent == "" {
+		r.Agent = weakAgent
+	}
+	if r.Session == "" {
+		for _, i := range ordered[:len(agents)+1] {
+			if s := firstStr(nodes[i].c.res.Attributes(), sessionKeys...); s != "" {
+				r.Session = s
+				break
+			}
+		}
+	}
+
+	// The final finish reason: what the run span reports (Vercel run spans,
+	// GenAI invoke_agent), else the last LLM step's last reason.
+	for _, i := range ordered[:len(agents)+1] {
+		if b.mark[i] != b.gen {
+			continue
+		}
+		if fr := runFinishReason(&nodes[i].c); fr != "" {
+			r.FinishReason = fr
+			break
+		}
+	}
+	if r.FinishReason == "" {
+		for k := len(r.Steps) - 1; k >= 0; k-- {
+			if st := &r.Steps[k]; st.Kind == StepLLM && len(st.FinishReasons) > 0 {
+				r.FinishReason = st.FinishReasons[len(st.FinishReasons)-1]
+				break
+			}
+		}
+	}
+}
+
+// agentName reads an agent name from one span: the explicit keys, the
+// entity name of a Traceloop agent span, the name of an OpenInference AGENT
+// span.
+func agentName(c *spanCtx, isAgentSpan bool) string {
+	if a := firstStr(c.attrs, agentKeys...); a != "" {
+		return a
+	}
+	if !isAgentSpan {
+		return ""
+	}
+	if strings.EqualFold(attrStr(c.attrs, "traceloop.span.kind"), "agent") {
+		if a := attrStr(c.attrs, "traceloop.entity.name"); a != "" {
+			return a
+		}
+	}
+	if strings.EqualFold(attrStr(c.attrs, "openinference.span.kind"), "AGENT") {
+		return c.sp.Name()
+	}
+	return ""
+}
+
+func runFinishReason(c *spanCtx) string {
+	if fr := attrStr(c.attrs, "ai.response.finishReason"); fr != "" {
+		return fr
+	}
+	if frs := attrStrings(c.attrs, "gen_ai.response.finish_reasons"); len(frs) > 0 {
+		return frs[len(frs)-1]
+	}
+	return ""
+}

@@ -1,0 +1,240 @@
+package trajectory
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// errorEvidence is the convention-neutral error evidence of one span: span
+// status, exception events, error.type, HTTP status and JSON-RPC code.
+type errorEvidence struct {
+	StatusError   bool
+	StatusMessage string
+	Errors        []ErrorInfo
+	HTTPStatus    int
+	JSONRPCCode   int
+	HasJSONRPC    bool
+}
+
+func (e *errorEvidence) failed() bool {
+	return e.StatusError || len(e.Errors) > 0 || e.HTTPStatus >= 400 || e.HasJSONRPC
+}
+
+// maxErrorTextScan bounds how much of an error message is scanned for a
+// provider error code or an HTTP status (error bodies are short; stack
+// traces after them are not needed).
+const maxErrorTextScan = 64 << 10
+
+// readErrors collects the error evidence common to all conventions.
+func readErrors(sp ptrace.Span) errorEvidence {
+	var e errorEvidence
+	attrs := sp.Attributes()
+	if sp.Status().Code() == ptrace.StatusCodeError {
+		e.StatusError = true
+		e.StatusMessage = sp.Status().Message()
+	}
+	events := sp.Events()
+	for i := 0; i < events.Len(); i++ {
+		ev := events.At(i)
+		if ev.Name() != "exception" {
+			continue
+		}
+		ea := ev.Attributes()
+		info := ErrorInfo{
+			Type:    attrStr(ea, "exception.type"),
+			Message: attrStr(ea, "exception.message"),
+		}
+		if info.Type == "" && info.Message == "" {
+			continue
+		}
+		info.Code = providerCode(info.Message)
+		if info.Code == "" {
+			info.Code = attrStr(ea, "exception.code")
+		}
+		e.Errors = append(e.Errors, info)
+	}
+	if et := attrStr(attrs, "error.type"); et != "" {
+		if n, err := strconv.Atoi(strings.TrimSpace(et)); err == nil {
+			// error.type holds a status code for HTTP and JSON-RPC spans.
+			switch {
+			case n < 0:
+				e.JSONRPCCode, e.HasJSONRPC = n, true
+			case n >= 400 && n <= 599:
+				e.HTTPStatus = n
+			}
+		} else if et != "_OTHER" {
+			dup := false
+			for _, x := range e.Errors {
+				if x.Type == et {
+					dup = true
+					break
+				}
+			}
+			if !dup {
+				e.Errors = append(e.Errors, ErrorInfo{Type: et, Message: e.StatusMessage, Code: providerCode(e.StatusMessage)})
+			}
+		}
+	}
+	if code, ok := firstInt(attrs, "http.response.status_code", "http.status_code"); ok && code > 0 && code < 1000 {
+		e.HTTPStatus = int(code)
+	}
+	if e.HTTPStatus == 0 && (e.StatusError || len(e.Errors) > 0) {
+		e.HTTPStatus = httpStatusFromText(e)
+	}
+	if code, ok := firstInt(attrs, "rpc.jsonrpc.error_code"); ok && code != 0 {
+		e.JSONRPCCode, e.HasJSONRPC = int(code), true
+	}
+	if !e.HasJSONRPC {
+		for _, msg := range e.messages() {
+			if n, ok := mcpErrorCode(msg); ok {
+				e.JSONRPCCode, e.HasJSONRPC = n, true
+				break
+			}
+		}
+	}
+	return e
+}
+
+func (e *errorEvidence) messages() []string {
+	out := make([]string, 0, 1+len(e.Errors))
+	if e.StatusMessage != "" {
+		out = append(out, e.StatusMessage)
+	}
+	for _, x := range e.Errors {
+		if x.Message != "" {
+			out = append(out, x.Message)
+		}
+	}
+	return out
+}
+
+var (
+	// "MCP error -32602: ..." is how the MCP SDKs render a JSON-RPC error
+	// (McpError.message).
+	mcpErrorRe = regexp.MustCompile(`MCP error (-?\d{1,6})\b`)
+	// OpenAI/Anthropic SDK error text: Python "Error code: 429 - {...}",
+	// JS "429 Rate limit reached..." (APIError.message is "<status> <msg>").
+	pyStatusRe = regexp.MustCompile(`Error code: ([1-5]\d\d)\b`)
+	jsStatusRe = regexp.MustCompile(`^(?:[A-Za-z]*Error: )?([45]\d\d) [A-Za-z(]`)
+	// A provider error body, as JSON or as a Python dict repr:
+	// {"error": {"code": "context_length_exceeded", "type": "..."}},
+	// {"type": "error", "error": {"type": "overloaded_error"}}.
+	errorObjRe = regexp.MustCompile(`["']error["']\s*:\s*\{`)
+	codeRe     = regexp.MustCompile(`["']code["']\s*:\s*["']([A-Za-z0-9_.\-]{2,80})["']`)
+	typeRe     = regexp.MustCompile(`["']type["']\s*:\s*["']([A-Za-z0-9_.\-]{2,80})["']`)
+)
+
+func mcpErrorCode(msg string) (int, bool) {
+	if len(msg) > maxErrorTextScan {
+		msg = msg[:maxErrorTextScan]
+	}
+	m := mcpErrorRe.FindStringSubmatch(msg)
+	if m == nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(m[1])
+	if err != nil || n == 0 {
+		return 0, false
+	}
+	return n, true
+}
+
+// httpStatusFromText reads an HTTP status out of the messages the OpenAI and
+// Anthropic SDKs produce for API errors, when no http.* attribute says it.
+// Only the SDKs' own formats are read: "Error code: 429 - {...}" (Python) and
+// a message that starts with the status ("503 The server is overloaded",
+// JS APIError). A status merely mentioned inside a message (a tool saying
+// "request failed: 502 Bad Gateway") is not taken as the span's status.
+func httpStatusFromText(e errorEvidence) int {
+	for _, msg := range e.messages() {
+		if len(msg) > maxErrorTextScan {
+			msg = msg[:maxErrorTextScan]
+		}
+		if m := pyStatusRe.FindStringSubmatch(msg); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			return n
+		}
+		if m := jsStatusRe.FindStringSubmatch(msg); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			return n
+		}
+	}
+	return 0
+}
+
+// providerCode extracts a provider error code from an error body embedded in
+// a message: error.code when set, else the innermost error.type (Anthropic's
+// overloaded_error, OpenAI's invalid_request_error). "" when the message has
+// no provider error object.
+func providerCode(msg string) string {
+	if msg == "" {
+		return ""
+	}
+	if len(msg) > maxErrorTextScan {
+		msg = msg[:maxErrorTextScan]
+	}
+	loc := errorObjRe.FindStringIndex(msg)
+	if loc == nil {
+		return ""
+	}
+	body := msg[loc[1]:]
+	if m := codeRe.FindStringSubmatch(body); m != nil {
+		return m[1]
+	}
+	for _, m := range typeRe.FindAllStringSubmatch(body, 4) {
+		if m[1] != "error" {
+			return m[1]
+		}
+	}
+	return ""
+}
+
+// mergeEvidence copies e into the step's error fields.
+func (e *errorEvidence) applyTo(st *Step) {
+	st.StatusError = e.StatusError
+	st.StatusMessage = e.StatusMessage
+	st.Errors = e.Errors
+	st.HTTPStatus = e.HTTPStatus
+	st.JSONRPCCode = e.JSONRPCCode
+	st.HasJSONRPC = e.HasJSONRPC
+}
+
+func (e *errorEvidence) spanError(sp ptrace.Span, isRoot bool) SpanError {
+	return SpanError{
+		SpanID:        sp.SpanID(),
+		Name:          sp.Name(),
+		IsRoot:        isRoot,
+		End:           sp.EndTimestamp(),
+		StatusError:   e.StatusError,
+		StatusMessage: e.StatusMessage,
+		Errors:        e.Errors,
+		HTTPStatus:    e.HTTPStatus,
+		JSONRPCCode:   e.JSONRPCCode,
+		HasJSONRPC:    e.HasJSONRPC,
+	}
+}
+
+// FinishReasonClass maps the finish-reason spellings of the conventions
+// ("tool_calls", "tool-calls", "tool_call", "TOOL_CALLS", "max_tokens",
+// "MAX_TOKENS", "end_turn", ...) to one of "stop", "length", "tool_calls",
+// "content_filter", "error", or the lower-cased input when unknown.
+func FinishReasonClass(r string) string {
+	s := strings.ToLower(strings.TrimSpace(r))
+	s = strings.ReplaceAll(s, "-", "_")
+	switch s {
+	case "stop", "end_turn", "stop_sequence", "end", "complete", "completed", "finish_reason_stop":
+		return "stop"
+	case "length", "max_tokens", "max_output_tokens", "token_limit", "model_length":
+		return "length"
+	case "tool_calls", "tool_call", "tool_use", "function_call", "tool":
+		return "tool_calls"
+	case "content_filter", "safety", "recitation", "blocklist", "prohibited_content", "spii", "refusal":
+		return "content_filter"
+	case "error":
+		return "error"
+	}
+	return s
+}

@@ -1,0 +1,79 @@
+package trajectory
+
+import (
+	"strings"
+)
+
+// OpenTelemetry GenAI semantic conventions (gen_ai.*).
+//
+// Spans: gen_ai.operation.name = chat | text_completion | generate_content
+// (LLM steps), execute_tool (tool steps), invoke_agent (agent runs).
+// LLM fields: gen_ai.request/response.model, gen_ai.response.finish_reasons,
+// gen_ai.usage.{input,output}_tokens (and the older prompt/completion
+// names), gen_ai.input.messages / gen_ai.output.messages (JSON parts incl.
+// tool_call and tool_call_response), gen_ai.tool.definitions.
+// Tool fields: gen_ai.tool.name, gen_ai.tool.call.{id,arguments,result}.
+
+func genaiDetect(c *spanCtx) (spanRole, bool) {
+	op := attrStr(c.attrs, "gen_ai.operation.name")
+	switch strings.ToLower(op) {
+	case "chat", "text_completion", "generate_content", "completion", "responses":
+		return roleLLM, true
+	case "execute_tool":
+		return roleTool, true
+	case "invoke_agent":
+		return roleAgent, true
+	case "":
+		// Tool spans that predate gen_ai.operation.name still name the tool.
+		if _, ok := c.attrs.Get("gen_ai.tool.call.id"); ok {
+			return roleTool, true
+		}
+		_, hasMsgs := c.attrs.Get("gen_ai.output.messages")
+		_, hasSys := c.attrs.Get("gen_ai.system")
+		return roleNone, hasMsgs || hasSys
+	}
+	return roleNone, true
+}
+
+func genaiFill(c *spanCtx, st *Step) {
+	a := c.attrs
+	if st.Kind == StepTool {
+		if st.ToolName == "" {
+			st.ToolName = attrStr(a, "gen_ai.tool.name")
+		}
+		if st.ToolCallID == "" {
+			st.ToolCallID = attrStr(a, "gen_ai.tool.call.id")
+		}
+		if st.Arguments == "" {
+			st.Arguments = attrStr(a, "gen_ai.tool.call.arguments")
+		}
+		if st.Result == "" {
+			st.Result = attrStr(a, "gen_ai.tool.call.result")
+		}
+		if !st.ResultIsError && st.Result != "" && looksJSON(st.Result) {
+			st.ResultIsError = mcpResultIsError([]byte(st.Result))
+		}
+		return
+	}
+	if st.Model == "" {
+		st.Model = firstStr(a, "gen_ai.response.model", "gen_ai.request.model")
+	}
+	if len(st.FinishReasons) == 0 {
+		st.FinishReasons = attrStrings(a, "gen_ai.response.finish_reasons")
+	}
+	if st.InputTokens == 0 {
+		st.InputTokens, _ = firstInt(a, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens")
+	}
+	if st.OutputTokens == 0 {
+		st.OutputTokens, _ = firstInt(a, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens")
+	}
+	if len(st.Offered) == 0 {
+		st.Offered = decodeToolDefs(attrStr(a, "gen_ai.tool.definitions"))
+	}
+	if len(st.InputResults) == 0 {
+		applyInput(st, decodeMessages(attrStr(a, "gen_ai.input.messages")))
+	}
+	if len(st.Requested) == 0 || st.OutputText == "" {
+		applyOutput(st, decodeMessages(attrStr(a, "gen_ai.output.messages")))
+	}
+}

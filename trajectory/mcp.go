@@ -1,0 +1,111 @@
+package trajectory
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+)
+
+// Model Context Protocol.
+//
+// OTel MCP semantic conventions: mcp.method.name = tools/call spans (client
+// or server) are tool steps named by gen_ai.tool.name (or mcp.tool.name);
+// error.type is the JSON-RPC error code or "tool_error" (a CallToolResult
+// with isError), rpc.response.status_code / deprecated
+// rpc.jsonrpc.error_code carry the JSON-RPC code. Other methods
+// (initialize, tools/list, ...) are wrappers.
+//
+// @traceloop/instrumentation-mcp: "<tool>.tool" spans with
+// traceloop.span.kind = tool, traceloop.entity.input {"tool_name",
+// "arguments"} and traceloop.entity.output {"result", "is_error"}; the
+// JSON-RPC code only appears in the status description ("MCP error -32602:
+// ..."), which errors.go reads for every span.
+
+func mcpDetect(c *spanCtx) (spanRole, bool) {
+	if m := attrStr(c.attrs, "mcp.method.name"); m != "" {
+		if m == "tools/call" {
+			return roleTool, true
+		}
+		return roleNone, true
+	}
+	if strings.Contains(c.scope, "instrumentation-mcp") {
+		if strings.EqualFold(attrStr(c.attrs, "traceloop.span.kind"), "tool") {
+			return roleTool, true
+		}
+		return roleNone, true
+	}
+	return roleNone, false
+}
+
+func mcpFill(c *spanCtx, st *Step) {
+	a := c.attrs
+	if st.Kind != StepTool {
+		return
+	}
+	if st.ToolName == "" {
+		st.ToolName = firstStr(a, "gen_ai.tool.name", "mcp.tool.name")
+	}
+	if st.ToolName == "" {
+		// Span names are "tools/call <tool>".
+		if n, ok := strings.CutPrefix(c.sp.Name(), "tools/call "); ok {
+			st.ToolName = strings.TrimSpace(n)
+		}
+	}
+	if st.ToolCallID == "" {
+		st.ToolCallID = attrStr(a, "gen_ai.tool.call.id")
+	}
+	if st.Arguments == "" {
+		st.Arguments = attrStr(a, "gen_ai.tool.call.arguments")
+	}
+	if st.Result == "" {
+		st.Result = attrStr(a, "gen_ai.tool.call.result")
+		if looksJSON(st.Result) {
+			st.ResultIsError = st.ResultIsError || mcpResultIsError([]byte(st.Result))
+		}
+	}
+	if strings.EqualFold(attrStr(a, "error.type"), "tool_error") {
+		st.ResultIsError = true
+	}
+	if !st.HasJSONRPC {
+		if s := attrStr(a, "rpc.response.status_code"); s != "" {
+			if n, err := strconv.Atoi(strings.TrimSpace(s)); err == nil && n != 0 {
+				st.JSONRPCCode, st.HasJSONRPC = n, true
+			}
+		}
+	}
+	// Traceloop's MCP spans.
+	if in := attrStr(a, "traceloop.entity.input"); st.Arguments == "" && looksJSON(in) {
+		var w struct {
+			ToolName  string          `json:"tool_name"`
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		if lenientUnmarshal([]byte(in), &w) {
+			if st.ToolName == "" {
+				st.ToolName = firstNonEmpty(w.ToolName, w.Name)
+			}
+			st.Arguments = rawJSONText(w.Arguments)
+		}
+	}
+	if out := attrStr(a, "traceloop.entity.output"); st.Result == "" && looksJSON(out) {
+		var w struct {
+			Result    json.RawMessage `json:"result"`
+			IsError   *bool           `json:"is_error"`
+			IsErrorCC *bool           `json:"isError"`
+			Content   json.RawMessage `json:"content"`
+		}
+		if lenientUnmarshal([]byte(out), &w) {
+			switch {
+			case len(w.Result) > 0:
+				st.Result = rawJSONText(w.Result)
+			case len(w.Content) > 0: // a raw CallToolResult
+				st.Result = contentText(w.Content)
+			default:
+				st.Result = out
+			}
+			if (w.IsError != nil && *w.IsError) || (w.IsErrorCC != nil && *w.IsErrorCC) {
+				st.ResultIsError = true
+			}
+		}
+	}
+}

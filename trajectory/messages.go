@@ -1,0 +1,563 @@
+package trajectory
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+)
+
+// message is the convention-neutral form of one chat message: what every
+// reader decodes its message attributes into before applyMessages fills the
+// step.
+type message struct {
+	Role         string
+	Text         string
+	Calls        []ToolCall
+	Results      []ToolResult
+	FinishReason string
+}
+
+// jsonPart is the union of the message-part shapes the conventions emit:
+// OTel GenAI parts (text/tool_call/tool_call_response), Vercel AI SDK parts
+// (text/tool-call/tool-result/tool-error), Anthropic-style blocks
+// (tool_use/tool_result) and OpenAI content parts.
+type jsonPart struct {
+	Type       string          `json:"type"`
+	Text       json.RawMessage `json:"text"`
+	Content    json.RawMessage `json:"content"`
+	ID         string          `json:"id"`
+	Name       string          `json:"name"`
+	Arguments  json.RawMessage `json:"arguments"`
+	Response   json.RawMessage `json:"response"`
+	Result     json.RawMessage `json:"result"`
+	ToolCallID string          `json:"toolCallId"`
+	ToolName   string          `json:"toolName"`
+	Input      json.RawMessage `json:"input"`
+	Args       json.RawMessage `json:"args"`
+	Output     json.RawMessage `json:"output"`
+	Error      json.RawMessage `json:"error"`
+	IsError    *bool           `json:"isError"`
+	IsErrorSn  *bool           `json:"is_error"`
+	ToolUseID  string          `json:"tool_use_id"`
+}
+
+// jsonMessage is the union of message shapes: OTel GenAI ({role, parts,
+// finish_reason}), OpenAI chat ({role, content, tool_calls, tool_call_id}),
+// Vercel ({role, content:[parts]}) and LangChain's serialized messages
+// ({lc, id:[..., "ToolMessage"], kwargs:{...}}).
+type jsonMessage struct {
+	Role         string            `json:"role"`
+	Parts        []json.RawMessage `json:"parts"`
+	Content      json.RawMessage   `json:"content"`
+	ToolCalls    []json.RawMessage `json:"tool_calls"`
+	ToolCallID   string            `json:"tool_call_id"`
+	Name         string            `json:"name"`
+	FinishReason string            `json:"finish_reason"`
+	Status       string            `json:"status"`
+	Type         string            `json:"type"`
+	// LangChain serialization.
+	LC               json.RawMessage `json:"lc"`
+	ID               json.RawMessage `json:"id"`
+	Kwargs           json.RawMessage `json:"kwargs"`
+	AdditionalKwargs struct {
+		ToolCalls []json.RawMessage `json:"tool_calls"`
+	} `json:"additional_kwargs"`
+	ResponseMetadata struct {
+		FinishReason string `json:"finish_reason"`
+	} `json:"response_metadata"`
+}
+
+// jsonToolCall covers {id, function:{name, arguments}} (OpenAI),
+// {id, name, args} (LangChain) and {id, name, arguments} (GenAI).
+type jsonToolCall struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	Args      json.RawMessage `json:"args"`
+	Input     json.RawMessage `json:"input"`
+	Function  struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function"`
+	ToolCallID string `json:"toolCallId"`
+	ToolName   string `json:"toolName"`
+}
+
+func (c jsonToolCall) toToolCall() ToolCall {
+	tc := ToolCall{ID: c.ID, Name: c.Name}
+	if tc.ID == "" {
+		tc.ID = c.ToolCallID
+	}
+	if tc.Name == "" {
+		tc.Name = c.Function.Name
+	}
+	if tc.Name == "" {
+		tc.Name = c.ToolName
+	}
+	for _, a := range []json.RawMessage{c.Arguments, c.Function.Arguments, c.Input, c.Args} {
+		if s := rawJSONText(a); s != "" {
+			tc.Arguments = s
+			break
+		}
+	}
+	return tc
+}
+
+// decodeMessages decodes a JSON list of messages in any supported shape.
+// LangChain batches ([[msg, ...]]) and {"messages": [...]} wrappers are
+// unwrapped. It returns nil when s is not such a list.
+func decodeMessages(s string) []message {
+	if !looksJSON(s) {
+		return nil
+	}
+	raw := unwrapMessageList(json.RawMessage(s), 0)
+	if raw == nil {
+		return nil
+	}
+	out := make([]message, 0, len(raw))
+	for _, r := range raw {
+		if m, ok := decodeMessage(r); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func unwrapMessageList(r json.RawMessage, depth int) []json.RawMessage {
+	r = trimJSON(r)
+	if len(r) == 0 || depth > 3 {
+		return nil
+	}
+	switch r[0] {
+	case '{':
+		var w struct {
+			Messages json.RawMessage `json:"messages"`
+		}
+		if lenientUnmarshal(r, &w) && len(w.Messages) > 0 {
+			return unwrapMessageList(w.Messages, depth+1)
+		}
+		return nil
+	case '[':
+		var list []json.RawMessage
+		if !lenientUnmarshal(r, &list) {
+			return nil
+		}
+		// LangChain records a batch: [[msg, msg]]. Flatten one level.
+		if len(list) > 0 {
+			if f := trimJSON(list[0]); len(f) > 0 && f[0] == '[' {
+				var flat []json.RawMessage
+				for _, inner := range list {
+					flat = append(flat, unwrapMessageList(inner, depth+1)...)
+				}
+				return flat
+			}
+		}
+		return list
+	}
+	return nil
+}
+
+var langchainRoles = map[string]string{
+	"SystemMessage":     "system",
+	"HumanMessage":      "user",
+	"AIMessage":         "assistant",
+	"AIMessageChunk":    "assistant",
+	"ToolMessage":       "tool",
+	"FunctionMessage":   "tool",
+	"ChatMessage":       "",
+	"HumanMessageChunk": "user",
+}
+
+func decodeMessage(r json.RawMessage) (message, bool) {
+	var jm jsonMessage
+	if !lenientUnmarshal(r, &jm) {
+		return message{}, false
+	}
+	role := jm.Role
+	if len(jm.LC) > 0 && len(jm.Kwargs) > 0 {
+		// LangChain serialized message: the class name is the last id element.
+		var ids []string
+		_ = lenientUnmarshal(jm.ID, &ids)
+		var kw jsonMessage
+		if !lenientUnmarshal(jm.Kwargs, &kw) {
+			return message{}, false
+		}
+		if len(ids) > 0 {
+			role = langchainRoles[ids[len(ids)-1]]
+		}
+		if role == "" {
+			role = kw.Role
+		}
+		jm = kw
+		jm.Role = role
+	} else if role == "" {
+		// LangChain's plain dict form {type: "human"|"ai"|"tool", ...}.
+		switch jm.Type {
+		case "human":
+			role = "user"
+		case "ai":
+			role = "assistant"
+		case "tool", "system":
+			role = jm.Type
+		}
+	}
+	m := message{Role: strings.ToLower(role), FinishReason: jm.FinishReason}
+	if m.FinishReason == "" {
+		m.FinishReason = jm.ResponseMetadata.FinishReason
+	}
+	var text strings.Builder
+	for _, p := range jm.Parts {
+		addPart(&m, &text, p, jm)
+	}
+	if c := trimJSON(jm.Content); len(c) > 0 {
+		switch c[0] {
+		case '"':
+			if s := rawJSONText(c); s != "" {
+				if m.Role == "tool" {
+					m.Results = append(m.Results, ToolResult{CallID: jm.ToolCallID, Name: jm.Name, Content: s, IsError: jm.Status == "error"})
+				} else {
+					appendText(&text, s)
+				}
+			}
+		case '[':
+			var parts []json.RawMessage
+			if lenientUnmarshal(c, &parts) {
+				for _, p := range parts {
+					addPart(&m, &text, p, jm)
+				}
+			}
+		}
+	}
+	calls := jm.ToolCalls
+	if len(calls) == 0 {
+		calls = jm.AdditionalKwargs.ToolCalls
+	}
+	for _, c := range calls {
+		var jc jsonToolCall
+		if lenientUnmarshal(c, &jc) {
+			if tc := jc.toToolCall(); tc.Name != "" || tc.ID != "" {
+				m.Calls = appendCall(m.Calls, tc)
+			}
+		}
+	}
+	m.Text = text.String()
+	return m, true
+}
+
+// appendCall adds tc unless a call with the same ID is already there (a
+// message can carry the same call as a content part and in tool_calls).
+func appendCall(calls []ToolCall, tc ToolCall) []ToolCall {
+	if tc.ID != "" {
+		for i := range calls {
+			if calls[i].ID == tc.ID {
+				if calls[i].Name == "" {
+					calls[i].Name = tc.Name
+				}
+				if calls[i].Arguments == "" {
+					calls[i].Arguments = tc.Arguments
+				}
+				return calls
+			}
+		}
+	}
+	return append(calls, tc)
+}
+
+func appendText(b *strings.Builder, s string) {
+	if s == "" {
+		return
+	}
+	if b.Len() > 0 {
+		b.WriteByte('\n')
+	}
+	b.WriteString(s)
+}
+
+func addPart(m *message, text *strings.Builder, r json.RawMessage, parent jsonMessage) {
+	r = trimJSON(r)
+	if len(r) == 0 {
+		return
+	}
+	if r[0] == '"' {
+		appendText(text, rawJSONText(r))
+		return
+	}
+	var p jsonPart
+	if !lenientUnmarshal(r, &p) {
+		return
+	}
+	isErr := (p.IsError != nil && *p.IsError) || (p.IsErrorSn != nil && *p.IsErrorSn)
+	switch p.Type {
+	case "text", "input_text", "output_text", "":
+		if s := rawJSONText(p.Text); s != "" {
+			if m.Role == "tool" && p.Type == "" {
+				break
+			}
+			appendText(text, s)
+		} else if s := rawJSONText(p.Content); s != "" && p.Type == "text" {
+			if m.Role == "tool" {
+				m.Results = append(m.Results, ToolResult{CallID: parent.ToolCallID, Name: parent.Name, Content: s, IsError: parent.Status == "error"})
+			} else {
+				appendText(text, s)
+			}
+		}
+	case "tool_call", "tool-call", "tool_use", "function_call":
+		tc := ToolCall{ID: firstNonEmpty(p.ID, p.ToolCallID), Name: firstNonEmpty(p.Name, p.ToolName)}
+		for _, a := range []json.RawMessage{p.Arguments, p.Input, p.Args} {
+			if s := rawJSONText(a); s != "" {
+				tc.Arguments = s
+				break
+			}
+		}
+		m.Calls = appendCall(m.Calls, tc)
+	case "tool_call_response", "tool-result", "tool_result", "tool-error", "function_call_output":
+		res := ToolResult{
+			CallID:  firstNonEmpty(p.ID, p.ToolCallID, p.ToolUseID, parent.ToolCallID),
+			Name:    firstNonEmpty(p.Name, p.ToolName, parent.Name),
+			IsError: isErr || p.Type == "tool-error" || parent.Status == "error",
+		}
+		switch {
+		case len(p.Output) > 0:
+			res.Content, res.IsError = vercelOutput(p.Output, res.IsError)
+		case len(p.Response) > 0:
+			res.Content = rawJSONText(p.Response)
+			res.IsError = res.IsError || mcpResultIsError(p.Response)
+		case len(p.Result) > 0:
+			res.Content = rawJSONText(p.Result)
+			res.IsError = res.IsError || mcpResultIsError(p.Result)
+		case len(p.Error) > 0:
+			res.Content = rawJSONText(p.Error)
+		case len(p.Content) > 0:
+			res.Content = contentText(p.Content)
+		}
+		m.Results = append(m.Results, res)
+	}
+}
+
+// vercelOutput decodes a Vercel AI SDK v5+ tool-result output
+// ({type: "text"|"json"|"error-text"|"error-json"|"execution-denied"|"content", value})
+// or falls back to the raw value.
+func vercelOutput(r json.RawMessage, isErr bool) (string, bool) {
+	var o struct {
+		Type   string          `json:"type"`
+		Value  json.RawMessage `json:"value"`
+		Reason string          `json:"reason"`
+	}
+	if t := trimJSON(r); len(t) > 0 && t[0] == '{' && lenientUnmarshal(t, &o) && o.Type != "" {
+		switch o.Type {
+		case "error-text", "error-json":
+			return rawJSONText(o.Value), true
+		case "execution-denied":
+			return firstNonEmpty(o.Reason, "execution-denied"), true
+		case "content":
+			return contentText(o.Value), isErr
+		}
+		return rawJSONText(o.Value), isErr
+	}
+	return rawJSONText(r), isErr
+}
+
+// contentText renders a content value (string or list of text parts).
+func contentText(r json.RawMessage) string {
+	r = trimJSON(r)
+	if len(r) == 0 {
+		return ""
+	}
+	if r[0] == '[' {
+		var parts []jsonPart
+		if lenientUnmarshal(r, &parts) {
+			var b strings.Builder
+			for _, p := range parts {
+				appendText(&b, firstNonEmpty(rawJSONText(p.Text), rawJSONText(p.Content)))
+			}
+			if b.Len() > 0 {
+				return b.String()
+			}
+		}
+	}
+	return rawJSONText(r)
+}
+
+// mcpResultIsError reports whether a tool result is an MCP CallToolResult
+// (or similar object) that says isError/is_error: true.
+func mcpResultIsError(r json.RawMessage) bool {
+	r = trimJSON(r)
+	if len(r) == 0 || r[0] != '{' {
+		// A JSON string may itself hold the encoded object.
+		if len(r) > 0 && r[0] == '"' {
+			s := rawJSONText(r)
+			if looksJSON(s) {
+				return mcpResultIsError(json.RawMessage(s))
+			}
+		}
+		return false
+	}
+	if !bytes.Contains(r, []byte("rror")) {
+		return false
+	}
+	var o struct {
+		IsError   *bool `json:"isError"`
+		IsErrorSn *bool `json:"is_error"`
+	}
+	if !lenientUnmarshal(r, &o) {
+		return false
+	}
+	return (o.IsError != nil && *o.IsError) || (o.IsErrorSn != nil && *o.IsErrorSn)
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+// jsonToolDef covers the tool-definition shapes: OpenAI
+// {type, function:{name, parameters}}, flat {name, parameters} (GenAI,
+// Vercel v4), {name, inputSchema} (Vercel v5+, MCP) and {name, input_schema}
+// (Anthropic).
+type jsonToolDef struct {
+	Name        string          `json:"name"`
+	Parameters  json.RawMessage `json:"parameters"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+	InputSnake  json.RawMessage `json:"input_schema"`
+	JSONSchema  json.RawMessage `json:"json_schema"`
+	Function    struct {
+		Name       string          `json:"name"`
+		Parameters json.RawMessage `json:"parameters"`
+	} `json:"function"`
+}
+
+func decodeToolDef(r json.RawMessage) (ToolDef, bool) {
+	r = trimJSON(r)
+	if len(r) > 0 && r[0] == '"' {
+		// A list of JSON-encoded strings (Vercel ai.prompt.tools).
+		s := rawJSONText(r)
+		if !looksJSON(s) {
+			return ToolDef{}, false
+		}
+		r = json.RawMessage(s)
+	}
+	var d jsonToolDef
+	if !lenientUnmarshal(r, &d) {
+		return ToolDef{}, false
+	}
+	td := ToolDef{Name: firstNonEmpty(d.Function.Name, d.Name)}
+	if td.Name == "" {
+		return ToolDef{}, false
+	}
+	for _, s := range []json.RawMessage{d.Function.Parameters, d.Parameters, d.InputSchema, d.InputSnake, d.JSONSchema} {
+		s = trimJSON(s)
+		if len(s) > 0 && s[0] == '"' { // schema recorded as a JSON string
+			s = json.RawMessage(rawJSONText(s))
+		}
+		if len(s) > 0 && s[0] == '{' {
+			td.Schema = append(json.RawMessage(nil), s...)
+			break
+		}
+	}
+	return td, true
+}
+
+// decodeToolDefs decodes a JSON list of tool definitions (or a single one).
+func decodeToolDefs(s string) []ToolDef {
+	if !looksJSON(s) {
+		return nil
+	}
+	t := strings.TrimSpace(s)
+	if t[0] == '{' {
+		// Some instrumentations wrap the list: {"tools": [...]}.
+		var w struct {
+			Tools json.RawMessage `json:"tools"`
+		}
+		if lenientUnmarshal([]byte(t), &w) && len(w.Tools) > 0 {
+			return decodeToolDefs(string(w.Tools))
+		}
+		if d, ok := decodeToolDef(json.RawMessage(t)); ok {
+			return []ToolDef{d}
+		}
+		return nil
+	}
+	var list []json.RawMessage
+	if !lenientUnmarshal([]byte(t), &list) {
+		return nil
+	}
+	out := make([]ToolDef, 0, len(list))
+	for _, r := range list {
+		if d, ok := decodeToolDef(r); ok {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// applyInput fills the step's InputResults from its input messages: the tool
+// results that follow the last assistant message, i.e. the results fed back
+// to the model for this call (earlier results are history already seen by
+// earlier steps). Missing result names and call IDs are completed from the
+// assistant message's tool calls (by ID, else by position).
+func applyInput(st *Step, in []message) {
+	if len(st.InputResults) > 0 || len(in) == 0 {
+		return
+	}
+	last := -1
+	for i := len(in) - 1; i >= 0; i-- {
+		if in[i].Role == "assistant" || in[i].Role == "model" || len(in[i].Calls) > 0 {
+			last = i
+			break
+		}
+	}
+	var calls []ToolCall
+	if last >= 0 {
+		calls = in[last].Calls
+	}
+	var results []ToolResult
+	for _, m := range in[last+1:] {
+		results = append(results, m.Results...)
+	}
+	for i := range results {
+		r := &results[i]
+		if r.CallID != "" && r.Name == "" {
+			for _, c := range calls {
+				if c.ID == r.CallID {
+					r.Name = c.Name
+					break
+				}
+			}
+		}
+		if r.CallID == "" && r.Name == "" && len(results) == len(calls) {
+			r.CallID, r.Name = calls[i].ID, calls[i].Name
+		} else if r.CallID == "" && len(results) == len(calls) && calls[i].Name == r.Name {
+			r.CallID = calls[i].ID
+		}
+	}
+	st.InputResults = results
+}
+
+// applyOutput fills Requested, OutputText and FinishReasons from the step's
+// output messages, without overwriting what a more specific attribute set.
+func applyOutput(st *Step, out []message) {
+	var text strings.Builder
+	var calls []ToolCall
+	var reasons []string
+	for _, m := range out {
+		appendText(&text, m.Text)
+		for _, c := range m.Calls {
+			calls = appendCall(calls, c)
+		}
+		if m.FinishReason != "" {
+			reasons = append(reasons, m.FinishReason)
+		}
+	}
+	if len(st.Requested) == 0 {
+		st.Requested = calls
+	}
+	if st.OutputText == "" {
+		st.OutputText = text.String()
+	}
+	if len(st.FinishReasons) == 0 {
+		st.FinishReasons = reasons
+	}
+}

@@ -1,0 +1,378 @@
+package trajectory
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
+
+// OpenInference (Arize) conventions.
+//
+// Spans: openinference.span.kind = LLM (LLM steps), TOOL (tool steps), AGENT
+// (agent runs); CHAIN, RETRIEVER, EMBEDDING, ... are wrappers.
+// LLM fields: flattened indexed attributes
+// llm.input_messages.N.message.{role,content,name,tool_call_id,
+// tool_calls.M.tool_call.{id,function.name,function.arguments},
+// contents.K.message_content.text} and the same under llm.output_messages,
+// llm.tools.N.tool.json_schema, llm.finish_reason, llm.model_name,
+// llm.token_count.{prompt,completion}. When the flattened attributes lack
+// call IDs or the error status of tool results (LangChain records neither
+// there), they are completed from input.value / output.value, which hold
+// the framework's serialized messages (LangChain ToolMessage status "error").
+// Tool fields: tool.name, tool_call.id, input.value (arguments), output.value
+// (result; a LangChain ToolMessage is unwrapped).
+
+func oiDetect(c *spanCtx) (spanRole, bool) {
+	k, ok := c.attrs.Get("openinference.span.kind")
+	if !ok {
+		return roleNone, false
+	}
+	switch strings.ToUpper(k.AsString()) {
+	case "LLM":
+		return roleLLM, true
+	case "TOOL":
+		return roleTool, true
+	case "AGENT":
+		return roleAgent, true
+	}
+	return roleNone, true
+}
+
+// flatMsg accumulates one indexed message of flattened attributes.
+type flatMsg struct {
+	role, content, name, callID, finish string
+	texts                               map[int]string
+	calls                               map[int]*ToolCall
+}
+
+type flatMsgs map[int]*flatMsg
+
+func (f flatMsgs) at(i int) *flatMsg {
+	m := f[i]
+	if m == nil {
+		m = &flatMsg{}
+		f[i] = m
+	}
+	return m
+}
+
+func (m *flatMsg) call(i int) *ToolCall {
+	if m.calls == nil {
+		m.calls = make(map[int]*ToolCall)
+	}
+	c := m.calls[i]
+	if c == nil {
+		c = &ToolCall{}
+		m.calls[i] = c
+	}
+	return c
+}
+
+// messages orders the accumulated messages by index and converts them.
+func (f flatMsgs) messages() []message {
+	if len(f) == 0 {
+		return nil
+	}
+	idx := make([]int, 0, len(f))
+	for i := range f {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	out := make([]message, 0, len(idx))
+	for _, i := range idx {
+		fm := f[i]
+		m := message{Role: strings.ToLower(fm.role), Text: fm.content, FinishReason: fm.finish}
+		if m.Text == "" && len(fm.texts) > 0 {
+			ks := make([]int, 0, len(fm.texts))
+			for k := range fm.texts {
+				ks = append(ks, k)
+			}
+			sort.Ints(ks)
+			var b strings.Builder
+			for _, k := range ks {
+				appendText(&b, fm.texts[k])
+			}
+			m.Text = b.String()
+		}
+		if len(fm.calls) > 0 {
+			ks := make([]int, 0, len(fm.calls))
+			for k := range fm.calls {
+				ks = append(ks, k)
+			}
+			sort.Ints(ks)
+			for _, k := range ks {
+				m.Calls = append(m.Calls, *fm.calls[k])
+			}
+		}
+		if m.Role == "tool" || m.Role == "function" || fm.callID != "" {
+			m.Results = append(m.Results, ToolResult{CallID: fm.callID, Name: fm.name, Content: m.Text})
+			m.Text = ""
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// oiMessage applies one flattened attribute "N.message.<field>" to msgs.
+func oiMessage(msgs flatMsgs, rest string, v pcommon.Value) {
+	n, rest, ok := splitIndex(rest)
+	if !ok {
+		return
+	}
+	rest, ok = strings.CutPrefix(rest, "message.")
+	if !ok {
+		return
+	}
+	m := msgs.at(n)
+	switch rest {
+	case "role":
+		m.role = v.AsString()
+		return
+	case "content":
+		m.content = v.AsString()
+		return
+	case "name":
+		m.name = v.AsString()
+		return
+	case "tool_call_id":
+		m.callID = v.AsString()
+		return
+	case "finish_reason":
+		m.finish = v.AsString()
+		return
+	}
+	if r, ok := strings.CutPrefix(rest, "tool_calls."); ok {
+		k, field, ok := splitIndex(r)
+		if !ok {
+			return
+		}
+		tc := m.call(k)
+		switch field {
+		case "tool_call.id":
+			tc.ID = v.AsString()
+		case "tool_call.function.name":
+			tc.Name = v.AsString()
+		case "tool_call.function.arguments":
+			tc.Arguments = v.AsString()
+		}
+		return
+	}
+	if r, ok := strings.CutPrefix(rest, "contents."); ok {
+		k, field, ok := splitIndex(r)
+		if ok && field == "message_content.text" {
+			if m.texts == nil {
+				m.texts = make(map[int]string)
+			}
+			m.texts[k] = v.AsString()
+		}
+	}
+}
+
+func oiFill(c *spanCtx, st *Step) {
+	a := c.attrs
+	if st.Kind == StepTool {
+		oiFillTool(c, st)
+		return
+	}
+	if st.Model == "" {
+		st.Model = attrStr(a, "llm.model_name")
+	}
+	if len(st.FinishReasons) == 0 {
+		if fr := attrStr(a, "llm.finish_reason"); fr != "" {
+			st.FinishReasons = []string{fr}
+		}
+	}
+	if st.InputTokens == 0 {
+		st.InputTokens, _ = attrInt(a, "llm.token_count.prompt")
+	}
+	if st.OutputTokens == 0 {
+		st.OutputTokens, _ = attrInt(a, "llm.token_count.completion")
+	}
+	in, out := flatMsgs{}, flatMsgs{}
+	tools := map[int]string{}
+	a.Range(func(k string, v pcommon.Value) bool {
+		switch {
+		case strings.HasPrefix(k, "llm.input_messages."):
+			oiMessage(in, k[len("llm.input_messages."):], v)
+		case strings.HasPrefix(k, "llm.output_messages."):
+			oiMessage(out, k[len("llm.output_messages."):], v)
+		case strings.HasPrefix(k, "llm.tools."):
+			if n, field, ok := splitIndex(k[len("llm.tools."):]); ok && field == "tool.json_schema" {
+				tools[n] = v.AsString()
+			}
+		}
+		return true
+	})
+	if len(st.Offered) == 0 && len(tools) > 0 {
+		idx := make([]int, 0, len(tools))
+		for i := range tools {
+			idx = append(idx, i)
+		}
+		sort.Ints(idx)
+		for _, i := range idx {
+			st.Offered = append(st.Offered, decodeToolDefs(tools[i])...)
+		}
+	}
+	inMsgs, outMsgs := in.messages(), out.messages()
+	// The serialized framework messages carry what the flattened form
+	// drops: tool-call IDs and tool results' error status.
+	if needsSerialized(inMsgs) {
+		if ser := decodeMessages(attrStr(a, "input.value")); len(ser) > 0 {
+			inMsgs = completeMessages(inMsgs, ser)
+		}
+	}
+	if needsSerialized(outMsgs) {
+		if ser := decodeGenerations(attrStr(a, "output.value")); len(ser) > 0 {
+			outMsgs = completeMessages(outMsgs, ser)
+		}
+	}
+	applyInput(st, inMsgs)
+	applyOutput(st, outMsgs)
+}
+
+// needsSerialized reports whether flattened messages miss call IDs (or are
+// absent) so the serialized input/output value is worth decoding.
+func needsSerialized(ms []message) bool {
+	if len(ms) == 0 {
+		return true
+	}
+	for _, m := range ms {
+		for _, c := range m.Calls {
+			if c.ID == "" {
+				return true
+			}
+		}
+		if len(m.Results) > 0 {
+			return true // the error status is never flattened
+		}
+	}
+	return false
+}
+
+// completeMessages fills missing call IDs, result IDs/names and result error
+// flags of the flattened messages from the serialized ones. The two lists
+// describe the same conversation; tool calls and results are matched in
+// order. Without flattened messages the serialized ones are used as they are.
+func completeMessages(flat, ser []message) []message {
+	if len(flat) == 0 {
+		return ser
+	}
+	var serCalls []ToolCall
+	var serResults []ToolResult
+	for _, m := range ser {
+		serCalls = append(serCalls, m.Calls...)
+		serResults = append(serResults, m.Results...)
+	}
+	ci, ri := 0, 0
+	for i := range flat {
+		for j := range flat[i].Calls {
+			c := &flat[i].Calls[j]
+			if ci < len(serCalls) && (c.Name == "" || c.Name == serCalls[ci].Name) {
+				if c.ID == "" {
+					c.ID = serCalls[ci].ID
+				}
+				if c.Name == "" {
+					c.Name = serCalls[ci].Name
+				}
+				if c.Arguments == "" {
+					c.Arguments = serCalls[ci].Arguments
+				}
+			}
+			ci++
+		}
+		for j := range flat[i].Results {
+			r := &flat[i].Results[j]
+			if ri < len(serResults) {
+				s := serResults[ri]
+				if r.CallID == "" {
+					r.CallID = s.CallID
+				}
+				if r.Name == "" {
+					r.Name = s.Name
+				}
+				r.IsError = r.IsError || s.IsError
+			}
+			ri++
+		}
+	}
+	return flat
+}
+
+// decodeGenerations reads LangChain's LLM output value
+// {"generations": [[{"text", "message": {...}}]]}; other shapes are tried as
+// a message list.
+func decodeGenerations(s string) []message {
+	if !looksJSON(s) || !strings.Contains(s, "generations") {
+		return decodeMessages(s)
+	}
+	var g struct {
+		Generations [][]struct {
+			Text    string          `json:"text"`
+			Message json.RawMessage `json:"message"`
+		} `json:"generations"`
+	}
+	if !lenientUnmarshal([]byte(s), &g) {
+		return nil
+	}
+	var out []message
+	for _, batch := range g.Generations {
+		for _, gen := range batch {
+			if m, ok := decodeMessage(gen.Message); ok && len(gen.Message) > 0 {
+				if m.Role == "" {
+					m.Role = "assistant"
+				}
+				out = append(out, m)
+			} else if gen.Text != "" {
+				out = append(out, message{Role: "assistant", Text: gen.Text})
+			}
+		}
+	}
+	return out
+}
+
+func oiFillTool(c *spanCtx, st *Step) {
+	a := c.attrs
+	if st.ToolName == "" {
+		st.ToolName = attrStr(a, "tool.name")
+	}
+	if st.ToolCallID == "" {
+		st.ToolCallID = attrStr(a, "tool_call.id")
+	}
+	if st.Arguments == "" {
+		st.Arguments = firstStr(a, "tool_call.function.arguments", "input.value")
+	}
+	out := attrStr(a, "output.value")
+	if out == "" {
+		return
+	}
+	// LangChain wraps the result in a serialized ToolMessage:
+	// {"output": {"lc":1, "id":[..."ToolMessage"], "kwargs": {status, content, tool_call_id}}}.
+	if looksJSON(out) && strings.Contains(out, "ToolMessage") {
+		var w struct {
+			Output json.RawMessage `json:"output"`
+		}
+		raw := json.RawMessage(out)
+		if lenientUnmarshal(raw, &w) && len(w.Output) > 0 {
+			raw = w.Output
+		}
+		if m, ok := decodeMessage(raw); ok && len(m.Results) > 0 {
+			r := m.Results[0]
+			if st.Result == "" {
+				st.Result = r.Content
+			}
+			if st.ToolCallID == "" {
+				st.ToolCallID = r.CallID
+			}
+			st.ResultIsError = st.ResultIsError || r.IsError
+			return
+		}
+	}
+	if st.Result == "" {
+		st.Result = out
+	}
+	if !st.ResultIsError && looksJSON(out) {
+		st.ResultIsError = mcpResultIsError([]byte(out))
+	}
+}
