@@ -1,0 +1,104 @@
+// Command triage classifies AI-agent runs from OTLP/JSON trace files,
+// scores the classifier on labelled sets, and replays captures to a
+// collector.
+//
+//	triage classify [--constraint S]... [--explain] FILE...
+//	triage eval [--labels FILE]... [--corpus FILE]... [--verbose]
+//	triage replay [--endpoint URL] [--fresh-ids] FILE...
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+const usage = `usage:
+  triage classify [--constraint S]... [--explain] FILE...
+      classify every agent run in OTLP/JSON trace files; one JSON object per run per line
+      (--explain: the trajectory and the reasoning, for humans)
+  triage eval [--labels FILE]... [--corpus FILE]... [--verbose]
+      score the classifier on a labelled capture set (labels.json) and string corpora;
+      prints per-type precision/recall, misroutes, false failures and "N passed, N failed"
+  triage replay [--endpoint URL] [--fresh-ids] FILE...
+      POST OTLP/JSON files to <endpoint>/v1/traces (default http://localhost:4318)
+`
+
+// Exit codes.
+const (
+	exitOK     = 0
+	exitFailed = 1 // a file could not be read or sent, or the evaluation has failures
+	exitUsage  = 2
+)
+
+// run is main without the process: tests call it in-process.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "classify":
+		return runClassify(args[1:], stdout, stderr)
+	case "eval":
+		return runEval(args[1:], stdout, stderr)
+	case "replay":
+		return runReplay(args[1:], stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "triage: unknown command %q\n%s", args[0], usage)
+		return exitUsage
+	}
+}
+
+// newFlagSet returns a flag set that reports errors on stderr instead of
+// exiting.
+func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("triage "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// parseInterleaved parses flags placed before, between or after the file
+// arguments ("triage classify a.json --explain" works as users expect).
+// Everything after "--" is a file.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var files []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return files, nil
+		}
+		// flag.Parse stops at the first non-flag, or after "--".
+		consumed := len(args) - len(rest)
+		if consumed > 0 && args[consumed-1] == "--" {
+			return append(files, rest...), nil
+		}
+		files = append(files, rest[0])
+		args = rest[1:]
+	}
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string { return strings.Join(*l, ",") }
+func (l *stringList) Set(s string) error {
+	if s == "" {
+		return errors.New("empty value")
+	}
+	*l = append(*l, s)
+	return nil
+}
