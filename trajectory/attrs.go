@@ -139,9 +139,19 @@ func rawJSONText(r json.RawMessage) string {
 	}
 	if r[0] == '"' {
 		var s string
-		if json.Unmarshal(r, &s) == nil {
-			return s
+		if json.Unmarshal(r, &s) != nil {
+			return string(r)
 		}
+		// Some instrumentations encode a JSON string twice
+		// ("\"{\\\"city\\\": ...}\""): unwrap a bounded number of levels.
+		for depth := 0; depth < 2 && len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"'; depth++ {
+			var inner string
+			if json.Unmarshal([]byte(s), &inner) != nil {
+				break
+			}
+			s = inner
+		}
+		return s
 	}
 	return string(r)
 }

@@ -440,6 +440,7 @@ func (b *runBuilder) build(members []int32, roots []int32, rootFound bool, agent
 		}
 		return r.Steps[a].Start < r.Steps[c].Start
 	})
+	linkToolCalls(r.Steps)
 	sort.SliceStable(r.SpanErrors, func(a, c int) bool { return r.SpanErrors[a].End < r.SpanErrors[c].End })
 	b.describe(&r, members, roots, agents)
 	return r
@@ -559,6 +560,70 @@ func mergeEvidence(st *Step, ev *errorEvidence, outerStatus ptrace.StatusCode) {
 		}
 		if !dup {
 			st.Errors = append(st.Errors, e)
+		}
+	}
+}
+
+// linkToolCalls completes tool steps from the tool calls the model requested
+// earlier in the run: a tool step without a call ID takes the ID of the
+// oldest unclaimed requested call of the same tool, and a tool step without
+// arguments takes the requested arguments. Steps must be in end-time order.
+// Linear in the number of steps and calls.
+func linkToolCalls(steps []Step) {
+	type pending struct {
+		call    ToolCall
+		claimed bool
+	}
+	var calls []pending
+	byID := map[string]int{}
+	byName := map[string][]int{} // unclaimed call indexes per tool name, oldest first
+	claim := func(i int) {
+		calls[i].claimed = true
+	}
+	for k := range steps {
+		st := &steps[k]
+		if st.Kind == StepLLM {
+			for _, c := range st.Requested {
+				i := len(calls)
+				calls = append(calls, pending{call: c})
+				if c.ID != "" {
+					if _, dup := byID[c.ID]; !dup {
+						byID[c.ID] = i
+					}
+				}
+				byName[c.Name] = append(byName[c.Name], i)
+			}
+			continue
+		}
+		idx := -1
+		if st.ToolCallID != "" {
+			if i, ok := byID[st.ToolCallID]; ok {
+				idx = i
+			}
+		} else {
+			q := byName[st.ToolName]
+			for len(q) > 0 && calls[q[0]].claimed {
+				q = q[1:]
+			}
+			if len(q) > 0 {
+				idx = q[0]
+				q = q[1:]
+			}
+			byName[st.ToolName] = q
+		}
+		if idx < 0 {
+			continue
+		}
+		claim(idx)
+		c := calls[idx].call
+		if st.ToolCallID == "" {
+			st.ToolCallID = c.ID
+		}
+		if st.ToolName == "" {
+			st.ToolName = c.Name
+		}
+		if st.Arguments == "" {
+			st.Arguments = c.Arguments
 		}
 	}
 }

@@ -54,6 +54,11 @@ func readErrors(sp ptrace.Span) errorEvidence {
 		if info.Code == "" {
 			info.Code = attrStr(ea, "exception.code")
 		}
+		if info.Code == "" && isCodeLike(info.Type) {
+			// Agents that rethrow a provider error often use its code as
+			// the exception type (OpenAI error.code, Anthropic error.type).
+			info.Code = info.Type
+		}
 		e.Errors = append(e.Errors, info)
 	}
 	if et := attrStr(attrs, "error.type"); et != "" {
@@ -74,7 +79,11 @@ func readErrors(sp ptrace.Span) errorEvidence {
 				}
 			}
 			if !dup {
-				e.Errors = append(e.Errors, ErrorInfo{Type: et, Message: e.StatusMessage, Code: providerCode(e.StatusMessage)})
+				info := ErrorInfo{Type: et, Message: e.StatusMessage, Code: providerCode(e.StatusMessage)}
+				if info.Code == "" && isCodeLike(et) {
+					info.Code = et
+				}
+				e.Errors = append(e.Errors, info)
 			}
 		}
 	}
@@ -126,6 +135,21 @@ var (
 	codeRe     = regexp.MustCompile(`["']code["']\s*:\s*["']([A-Za-z0-9_.\-]{2,80})["']`)
 	typeRe     = regexp.MustCompile(`["']type["']\s*:\s*["']([A-Za-z0-9_.\-]{2,80})["']`)
 )
+
+// isCodeLike reports whether s is a snake_case error code
+// ("context_length_exceeded", "overloaded_error") rather than a class name.
+func isCodeLike(s string) bool {
+	if len(s) < 3 || len(s) > 80 || !strings.Contains(s, "_") {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return s[0] != '_'
+}
 
 func mcpErrorCode(msg string) (int, bool) {
 	if len(msg) > maxErrorTextScan {

@@ -341,7 +341,16 @@ func oiFillTool(c *spanCtx, st *Step) {
 		st.ToolCallID = attrStr(a, "tool_call.id")
 	}
 	if st.Arguments == "" {
-		st.Arguments = firstStr(a, "tool_call.function.arguments", "input.value")
+		st.Arguments = attrStr(a, "tool_call.function.arguments")
+	}
+	if st.Arguments == "" {
+		// input.value is the tool's input as the framework passed it: JSON
+		// arguments, or (mime text/plain) a bare value such as "Paris" that
+		// is not the model's arguments. Only JSON is kept; otherwise
+		// linkToolCalls takes the arguments from the model's request.
+		if in := attrStr(a, "input.value"); looksJSON(in) && !strings.EqualFold(attrStr(a, "input.mime_type"), "text/plain") {
+			st.Arguments = in
+		}
 	}
 	out := attrStr(a, "output.value")
 	if out == "" {

@@ -184,7 +184,7 @@ func tlArguments(in string) string {
 	if !lenientUnmarshal([]byte(in), &w) {
 		return in
 	}
-	if k := trimJSON(w.Kwargs); len(k) > 2 && k[0] == '{' {
+	if k := trimJSON(w.Kwargs); len(k) >= 2 && k[0] == '{' && (len(k) > 2 || len(w.Args) == 0) {
 		return string(k)
 	}
 	if s := rawJSONText(w.Arguments); s != "" {
