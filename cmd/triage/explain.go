@@ -16,7 +16,7 @@ const maxShown = 160
 // explainFile prints, for humans, each run's trajectory and the reasoning
 // that led to its verdict.
 func explainFile(w io.Writer, file string, spans int, results []evalset.RunResult) {
-	fmt.Fprintf(w, "%s: %d spans, %d runs\n", file, spans, len(results))
+	fmt.Fprintf(w, "%s: spans %d, runs %d\n", file, spans, len(results))
 	for i, r := range results {
 		run := r.Run
 		fmt.Fprintf(w, "\nrun %d/%d  trace %s  root span %s %q", i+1, len(results), run.TraceID, run.RootSpanID, run.RootName)
@@ -106,7 +106,7 @@ func errorSummary(status bool, msg string, errs []trajectory.ErrorInfo, http int
 	if status {
 		b.WriteString(" status=ERROR")
 		if msg != "" {
-			fmt.Fprintf(&b, " %q", clip(msg))
+			b.WriteString(" " + quote(msg))
 		}
 	}
 	if http != 0 {
@@ -123,8 +123,9 @@ func errorSummary(status bool, msg string, errs []trajectory.ErrorInfo, http int
 		if e.Code != "" {
 			b.WriteString(" code=" + e.Code)
 		}
-		if e.Message != "" {
-			fmt.Fprintf(&b, " %q", clip(e.Message))
+		// The status description often repeats the exception message.
+		if e.Message != "" && !(status && e.Message == msg) {
+			b.WriteString(" " + quote(e.Message))
 		}
 	}
 	return b.String()
@@ -187,4 +188,9 @@ func clip(s string) string {
 		return s
 	}
 	return string(r[:maxShown]) + "…"
+}
+
+// quote clips s and puts it between quotes without escaping, for reading.
+func quote(s string) string {
+	return "\u201c" + clip(s) + "\u201d"
 }

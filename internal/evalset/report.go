@@ -140,11 +140,11 @@ func WriteReport(w io.Writer, sets []Set, verbose bool) (passed, failed int) {
 			fmt.Fprintln(w, strings.TrimRight(line, " "))
 		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  type\tlabelled\tpredicted\tcorrect\tprecision\trecall\t")
+		fmt.Fprintln(tw, "  type\tlabelled\tpredicted\tcorrect\tprecision\trecall")
 		for _, ts := range st.Types {
 			p, pok := ts.Precision()
 			r, rok := ts.Recall()
-			fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%s\t%s\t\n", ts.Type, ts.Labelled, ts.Predicted, ts.Correct, pct(p, pok), pct(r, rok))
+			fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%s\t%s\n", ts.Type, ts.Labelled, ts.Predicted, ts.Correct, pct(p, pok), pct(r, rok))
 		}
 		tw.Flush()
 		fmt.Fprintf(w, "misroutes %d, unknown %d, missed %d, conflicts %d, false failures %d of %d ok/recovered, not scorable %d, unreadable %d\n",
