@@ -1,6 +1,10 @@
 package classifier
 
-import "github.com/triage-otel/triage/trajectory"
+import (
+	"fmt"
+
+	"github.com/triage-otel/triage/trajectory"
+)
 
 // Options configures a Classifier.
 type Options struct {
@@ -17,20 +21,42 @@ type Options struct {
 	LoopSimilarity float64
 }
 
-// Classifier classifies runs. It is safe for concurrent use.
+// Default loop settings.
+const (
+	DefaultLoopThreshold = 3
+	DefaultLoopWindow    = 6
+)
+
+// Classifier classifies runs. It is safe for concurrent use: Classify keeps
+// its state (compiled schemas, indexes) per call.
 type Classifier struct {
-	opts Options
+	opts        Options
+	constraints constraintSet
 }
 
 // New returns a Classifier, or an error naming the invalid option.
 func New(opts Options) (*Classifier, error) {
-	return &Classifier{opts: opts}, nil
+	if opts.LoopThreshold == 0 {
+		opts.LoopThreshold = DefaultLoopThreshold
+	}
+	if opts.LoopWindow == 0 {
+		opts.LoopWindow = max(DefaultLoopWindow, opts.LoopThreshold)
+	}
+	switch {
+	case opts.LoopThreshold < 2:
+		return nil, fmt.Errorf("classifier: LoopThreshold must be at least 2, got %d", opts.LoopThreshold)
+	case opts.LoopWindow < opts.LoopThreshold:
+		return nil, fmt.Errorf("classifier: LoopWindow (%d) must be at least LoopThreshold (%d)", opts.LoopWindow, opts.LoopThreshold)
+	case opts.LoopSimilarity < 0 || opts.LoopSimilarity > 1 || opts.LoopSimilarity != opts.LoopSimilarity:
+		return nil, fmt.Errorf("classifier: LoopSimilarity must be within 0..1, got %v", opts.LoopSimilarity)
+	}
+	opts.Constraints = append([]string(nil), opts.Constraints...)
+	return &Classifier{opts: opts, constraints: newConstraintSet(opts.Constraints)}, nil
 }
 
 // Classify returns the verdict of run. extra are incidents found outside
 // the library (e.g. by OTTL rules in the processor); they are merged with
 // the classifier's own.
 func (c *Classifier) Classify(run *trajectory.Run, extra ...Incident) Verdict {
-	_ = run
-	return Verdict{Outcome: OutcomeOK} // PLACEHOLDER: being implemented (issue 2)
+	return c.classify(run, extra)
 }

@@ -1,0 +1,696 @@
+package classifier
+
+import (
+	"encoding/json"
+	"regexp"
+	"sort"
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/triage-otel/triage/trajectory"
+)
+
+// finding is one classification with its evidence.
+type finding struct {
+	Type       FailureType
+	Signal     Signal
+	Rule       string
+	Confidence float64
+	Reason     string
+}
+
+func (f finding) with(s Signal, rule string, conf float64) finding {
+	f.Signal, f.Rule, f.Confidence = s, rule, conf
+	return f
+}
+
+// definite reports whether a finding names a class: a failure type, or an
+// unknown whose reason is clear (auth, content filter, ...).
+func (f finding) definite() bool {
+	return f.Type != "" && (f.Type != Unknown || (f.Reason != "" && f.Reason != ReasonNoFinalAnswer))
+}
+
+type incidentKind int
+
+const (
+	kindCall       incidentKind = iota // a tool call failed (span, fed-back result, structure)
+	kindLLM                            // a model call failed
+	kindSpan                           // a non-step span failed (chain, workflow, agent)
+	kindRoot                           // the run's root failed: the run ended in error
+	kindTerminal                       // the run ended badly: finish reason, step limit, no answer
+	kindLoop                           // repeated calls
+	kindConstraint                     // forbidden string in model output
+	kindExtra                          // supplied by the caller
+)
+
+type incident struct {
+	Incident
+	kind    incidentKind
+	pos     int // order in the run: index of the step, len(steps) for run-level
+	callIx  int // for kindCall: index in calls
+	message string
+}
+
+// call is one tool call of the run: requested by a model step, executed by
+// a tool step, answered by a result fed back to the model — any of the
+// three may be missing.
+type call struct {
+	name, id, args string
+	llmIx          int // requesting LLM step, -1 if unknown
+	toolIx         int // executing tool step, -1 if none
+	result         *trajectory.ToolResult
+	resultLLMIx    int // LLM step whose input carried the result
+	failed         bool
+	ok             bool // known to have succeeded
+	pos            int
+}
+
+type classification struct {
+	c       *Classifier
+	run     *trajectory.Run
+	steps   []trajectory.Step
+	schemas schemaCache
+	calls   []call
+	inc     []incident
+}
+
+func (c *Classifier) classify(run *trajectory.Run, extra []Incident) Verdict {
+	if run == nil {
+		return Verdict{Outcome: OutcomeOK}
+	}
+	cl := &classification{c: c, run: run, steps: run.Steps}
+	cl.collectCalls()
+	cl.callIncidents()
+	cl.llmIncidents()
+	cl.spanIncidents()
+	cl.constraintIncidents()
+	loop, hasLoop := cl.loop()
+	cl.terminalIncidents(loop, hasLoop)
+	cl.extraIncidents(extra)
+	cl.recovery()
+	return cl.verdict()
+}
+
+// collectCalls links requested calls, tool steps and fed-back results.
+func (cl *classification) collectCalls() {
+	byID := make(map[string]int)
+	var pending []int // requested calls of the last LLM step not yet executed
+	for i := range cl.steps {
+		s := &cl.steps[i]
+		switch s.Kind {
+		case trajectory.StepLLM:
+			pending = pending[:0]
+			for _, rc := range s.Requested {
+				if rc.ID != "" {
+					if j, ok := byID[rc.ID]; ok {
+						// The tool step ended before its requesting model
+						// step (clock skew, batching): link it.
+						if cl.calls[j].llmIx < 0 {
+							cl.calls[j].llmIx = i
+						}
+						continue
+					}
+				}
+				cl.calls = append(cl.calls, call{name: rc.Name, id: rc.ID, args: rc.Arguments, llmIx: i, toolIx: -1, resultLLMIx: -1, pos: i})
+				k := len(cl.calls) - 1
+				if rc.ID != "" {
+					byID[rc.ID] = k
+				}
+				pending = append(pending, k)
+			}
+		case trajectory.StepTool:
+			k := -1
+			if s.ToolCallID != "" {
+				if j, ok := byID[s.ToolCallID]; ok && cl.calls[j].toolIx < 0 {
+					k = j
+				}
+			}
+			if k < 0 {
+				for pi, j := range pending {
+					cj := &cl.calls[j]
+					if cj.toolIx < 0 && cj.name == s.ToolName && (cj.id == "" || s.ToolCallID == "") {
+						k = j
+						pending = append(pending[:pi], pending[pi+1:]...)
+						break
+					}
+				}
+			}
+			if k < 0 {
+				cl.calls = append(cl.calls, call{name: s.ToolName, id: s.ToolCallID, args: s.Arguments, llmIx: -1, resultLLMIx: -1})
+				k = len(cl.calls) - 1
+				if s.ToolCallID != "" {
+					byID[s.ToolCallID] = k
+				}
+			}
+			c := &cl.calls[k]
+			c.toolIx = i
+			c.pos = i
+			if c.name == "" {
+				c.name = s.ToolName
+			}
+			if s.Arguments != "" {
+				c.args = s.Arguments
+			}
+		}
+	}
+	// Results fed back to the model. Conversations are resent whole on
+	// every turn, so each result is taken once.
+	seen := make(map[string]bool)
+	nextUnmatched := 0
+	for i := range cl.steps {
+		s := &cl.steps[i]
+		if s.Kind != trajectory.StepLLM {
+			continue
+		}
+		for ri := range s.InputResults {
+			r := &s.InputResults[ri]
+			key := "id\x00" + r.CallID
+			if r.CallID == "" {
+				key = "nc\x00" + r.Name + "\x00" + r.Content
+			}
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			k := -1
+			if r.CallID != "" {
+				if j, ok := byID[r.CallID]; ok {
+					k = j
+				}
+			}
+			if k < 0 {
+				// No id: the first earlier call of that name without a
+				// result (or of any name when the result has none).
+				for j := nextUnmatched; j < len(cl.calls); j++ {
+					cj := &cl.calls[j]
+					if cj.pos >= i {
+						break
+					}
+					if cj.result == nil && (r.Name == "" || cj.name == r.Name) {
+						k = j
+						break
+					}
+				}
+			}
+			if k < 0 || cl.calls[k].result != nil {
+				continue
+			}
+			cl.calls[k].result = r
+			cl.calls[k].resultLLMIx = i
+			for nextUnmatched < len(cl.calls) && cl.calls[nextUnmatched].result != nil {
+				nextUnmatched++
+			}
+		}
+	}
+}
+
+var (
+	leadingException = regexp.MustCompile(`^\s*([A-Za-z_][\w.]*(?:Error|Exception|Fault|Timeout))\s*:\s*`)
+	errorPrefix      = regexp.MustCompile(`(?i)^\s*(?:error|exception|failed|failure|fatal)\b`)
+)
+
+// resultIsError reports whether a fed-back result reports a failure: the
+// convention marked it, or its content reads like an error (frameworks
+// that catch tool errors return "Error: …" or "SomeError: …" strings, or
+// {"error": …} objects).
+func resultIsError(r *trajectory.ToolResult) bool {
+	if r == nil {
+		return false
+	}
+	if r.IsError {
+		return true
+	}
+	c := strings.TrimSpace(r.Content)
+	if c == "" {
+		return false
+	}
+	if errorPrefix.MatchString(c) || leadingException.MatchString(c) {
+		return true
+	}
+	if c[0] == '{' {
+		var obj map[string]json.RawMessage
+		if json.Unmarshal([]byte(c), &obj) == nil {
+			for _, k := range []string{"is_error", "isError"} {
+				if string(obj[k]) == "true" {
+					return true
+				}
+			}
+			if e, ok := obj["error"]; ok {
+				v := strings.TrimSpace(string(e))
+				return v != "null" && v != "false" && v != `""` && v != "{}" && v != ""
+			}
+		}
+	}
+	return false
+}
+
+// textEvidence turns a result text into evidence, reading a leading
+// exception name ("TimeoutError: …") as an exception type.
+func textEvidence(text string) trajectory.ErrorInfo {
+	if m := leadingException.FindStringSubmatch(text); m != nil {
+		return trajectory.ErrorInfo{Type: m[1], Message: text[len(m[0]):]}
+	}
+	return trajectory.ErrorInfo{Message: text}
+}
+
+func (cl *classification) callIncidents() {
+	var offeredFor []offeredIndex // per LLM step, built lazily
+	offered := func(i int) offeredIndex {
+		if offeredFor == nil {
+			offeredFor = make([]offeredIndex, len(cl.steps))
+		}
+		if offeredFor[i] == nil && len(cl.steps[i].Offered) > 0 {
+			offeredFor[i] = indexOffered(cl.steps[i].Offered)
+		}
+		return offeredFor[i]
+	}
+	for k := range cl.calls {
+		c := &cl.calls[k]
+		var tool *trajectory.Step
+		if c.toolIx >= 0 {
+			tool = &cl.steps[c.toolIx]
+		}
+		toolFailed := tool != nil && tool.Failed()
+		resErr := resultIsError(c.result)
+		c.failed = toolFailed || resErr
+		c.ok = !c.failed && (tool != nil || c.result != nil)
+
+		var f finding
+		found := false
+		if c.llmIx >= 0 && !c.ok {
+			// Structure first; a call the framework ran successfully
+			// contradicts it (the manifest or schema we saw was partial).
+			rc := trajectory.ToolCall{ID: c.id, Name: c.name, Arguments: c.args}
+			if ff, ok := cl.schemas.checkCall(&rc, offered(c.llmIx)); ok {
+				f, found = ff, true
+			}
+		}
+		if !found && !c.failed {
+			continue
+		}
+		var msg string
+		if !found {
+			ev := evidence{}
+			if tool != nil {
+				ev = stepEvidence(tool)
+			}
+			if c.result != nil && (resErr || toolFailed) && c.result.Content != "" {
+				ev.errors = append(ev.errors, textEvidence(c.result.Content))
+			}
+			f, found = classifyEvidence(&ev)
+			if !found {
+				f = finding{Type: Unknown}
+			}
+			if ts := ev.allTexts(); len(ts) > 0 {
+				msg = ts[0]
+			}
+		}
+		c.failed = true
+		c.ok = false
+		spanID, stepIx := cl.callSpan(c)
+		cl.inc = append(cl.inc, incident{
+			Incident: Incident{SpanID: spanID, StepIndex: stepIx, Tool: c.name, FailureType: f.Type,
+				Signal: f.Signal, Rule: f.Rule, Confidence: f.Confidence, Reason: f.Reason},
+			kind: kindCall, pos: c.pos, callIx: k, message: msg,
+		})
+	}
+}
+
+// callSpan is the span that best shows a call: its tool span, else the
+// model step that requested it, else the one that received its result.
+func (cl *classification) callSpan(c *call) (pcommon.SpanID, int) {
+	switch {
+	case c.toolIx >= 0:
+		return cl.steps[c.toolIx].SpanID, c.toolIx
+	case c.llmIx >= 0:
+		return cl.steps[c.llmIx].SpanID, c.llmIx
+	case c.resultLLMIx >= 0:
+		return cl.steps[c.resultLLMIx].SpanID, c.resultLLMIx
+	}
+	return pcommon.SpanID{}, -1
+}
+
+func (cl *classification) llmIncidents() {
+	for i := range cl.steps {
+		s := &cl.steps[i]
+		if s.Kind != trajectory.StepLLM || !s.Failed() {
+			continue
+		}
+		ev := stepEvidence(s)
+		f, ok := classifyEvidence(&ev)
+		if !ok {
+			f = finding{Type: Unknown}
+		}
+		cl.inc = append(cl.inc, incident{
+			Incident: Incident{SpanID: s.SpanID, StepIndex: i, FailureType: f.Type, Signal: f.Signal,
+				Rule: f.Rule, Confidence: f.Confidence, Reason: f.Reason},
+			kind: kindLLM, pos: i, message: firstText(&ev),
+		})
+	}
+}
+
+func firstText(ev *evidence) string {
+	if ts := ev.allTexts(); len(ts) > 0 {
+		return ts[0]
+	}
+	return ""
+}
+
+func (cl *classification) spanIncidents() {
+	// Wrapper spans (chains, agents) repeat the error of the step they
+	// wrap; a non-root span error adds an incident only when its message
+	// is new.
+	stepMsgs := make(map[string]bool)
+	for i := range cl.steps {
+		s := &cl.steps[i]
+		if s.StatusMessage != "" {
+			stepMsgs[s.StatusMessage] = true
+		}
+		for _, e := range s.Errors {
+			if e.Message != "" {
+				stepMsgs[e.Message] = true
+			}
+		}
+	}
+	for i := range cl.run.SpanErrors {
+		se := &cl.run.SpanErrors[i]
+		ev := spanErrorEvidence(se)
+		if ev.empty() && !se.StatusError {
+			continue
+		}
+		msg := firstText(&ev)
+		if !se.IsRoot && msg != "" && stepMsgs[msg] {
+			continue
+		}
+		f, ok := classifyEvidence(&ev)
+		if !ok {
+			f = finding{Type: Unknown}
+		}
+		kind := kindSpan
+		if se.IsRoot {
+			kind = kindRoot
+		}
+		cl.inc = append(cl.inc, incident{
+			Incident: Incident{SpanID: se.SpanID, StepIndex: -1, FailureType: f.Type, Signal: f.Signal,
+				Rule: f.Rule, Confidence: f.Confidence, Reason: f.Reason},
+			kind: kind, pos: cl.posAt(se.End), message: msg,
+		})
+		if msg != "" {
+			stepMsgs[msg] = true
+		}
+	}
+}
+
+// posAt is the number of steps that ended at or before t.
+func (cl *classification) posAt(t pcommon.Timestamp) int {
+	return sort.Search(len(cl.steps), func(i int) bool { return cl.steps[i].End > t })
+}
+
+func (cl *classification) constraintIncidents() {
+	if len(cl.c.constraints.lower) == 0 {
+		return
+	}
+	for i := range cl.steps {
+		s := &cl.steps[i]
+		if s.Kind != trajectory.StepLLM {
+			continue
+		}
+		if c, ok := cl.c.constraints.violated(s.OutputText); ok {
+			cl.inc = append(cl.inc, incident{
+				Incident: Incident{SpanID: s.SpanID, StepIndex: i, FailureType: ConstraintIgnored,
+					Signal: SignalConstraint, Rule: c, Confidence: confConstraint},
+				kind: kindConstraint, pos: i,
+			})
+		}
+	}
+}
+
+func (cl *classification) loop() (loopResult, bool) {
+	if len(cl.calls) == 0 {
+		return loopResult{}, false
+	}
+	lc := make([]loopCall, 0, len(cl.calls))
+	for k := range cl.calls {
+		c := &cl.calls[k]
+		lc = append(lc, loopCall{name: c.name, canon: canonicalArgs(c.args), failed: c.failed, pos: c.pos, callIx: k})
+	}
+	// Calls are collected in step order except for tool steps linked to
+	// an earlier request; order them by position for the window.
+	sort.SliceStable(lc, func(i, j int) bool { return lc[i].pos < lc[j].pos })
+	return detectLoop(lc, cl.c.opts.LoopThreshold, cl.c.opts.LoopWindow, cl.c.opts.LoopSimilarity)
+}
+
+func (cl *classification) lastLLM() (*trajectory.Step, int) {
+	for i := len(cl.steps) - 1; i >= 0; i-- {
+		if cl.steps[i].Kind == trajectory.StepLLM {
+			return &cl.steps[i], i
+		}
+	}
+	return nil, -1
+}
+
+// terminalIncidents reads how the run ended: a loop, a final finish
+// reason, a step-limit stop (silent, or an exception saying so).
+func (cl *classification) terminalIncidents(loop loopResult, hasLoop bool) {
+	n := len(cl.steps)
+	if hasLoop {
+		c := &cl.calls[loop.lastIx]
+		spanID, stepIx := cl.callSpan(c)
+		cl.inc = append(cl.inc, incident{
+			Incident: Incident{SpanID: spanID, StepIndex: stepIx, Tool: loop.tool, FailureType: LoopDetected,
+				Signal: SignalLoop, Confidence: confLoop},
+			kind: kindLoop, pos: loop.lastPos,
+		})
+	}
+	// Exceptions that say a step limit was hit: the trajectory decides.
+	stepLimitErr := false
+	for i := range cl.inc {
+		in := &cl.inc[i]
+		if in.FailureType != stepLimitType {
+			continue
+		}
+		stepLimitErr = true
+		if hasLoop {
+			in.FailureType = LoopDetected
+		} else {
+			in.FailureType = PlanIncomplete
+		}
+	}
+	last, lastIx := cl.lastLLM()
+	if last == nil || last.Failed() {
+		return
+	}
+	if fr := finalFinishReason(cl.run, last); fr != "" {
+		if f, ok := fromFinishReason(fr); ok {
+			cl.inc = append(cl.inc, incident{
+				Incident: Incident{SpanID: last.SpanID, StepIndex: lastIx, FailureType: f.Type, Signal: f.Signal,
+					Rule: f.Rule, Confidence: f.Confidence, Reason: f.Reason},
+				kind: kindTerminal, pos: n,
+			})
+			return
+		}
+	}
+	if !requestsTools(last) || stepLimitErr {
+		return
+	}
+	// The run stopped while the model was still asking for tools. An
+	// error that explains the stop takes precedence.
+	for i := range cl.inc {
+		if cl.inc[i].kind == kindRoot {
+			return
+		}
+	}
+	ft, reason, conf := PlanIncomplete, "", confStepLimit
+	switch {
+	case hasLoop:
+		ft = LoopDetected
+	case trailingToolTurns(cl.steps) < minStepLimitSteps:
+		ft, reason, conf = Unknown, ReasonNoFinalAnswer, confNoAnswer
+	}
+	cl.inc = append(cl.inc, incident{
+		Incident: Incident{SpanID: last.SpanID, StepIndex: lastIx, FailureType: ft, Signal: SignalStepLimit,
+			Confidence: conf, Reason: reason},
+		kind: kindTerminal, pos: n,
+	})
+}
+
+func (cl *classification) extraIncidents(extra []Incident) {
+	if len(extra) == 0 {
+		return
+	}
+	var bySpan map[pcommon.SpanID]int
+	for _, e := range extra {
+		pos, kind := len(cl.steps), kindExtra
+		if e.StepIndex >= 0 && e.StepIndex < len(cl.steps) {
+			pos = e.StepIndex
+		} else if !e.SpanID.IsEmpty() {
+			if bySpan == nil {
+				bySpan = make(map[pcommon.SpanID]int, len(cl.steps))
+				for i := range cl.steps {
+					bySpan[cl.steps[i].SpanID] = i
+				}
+			}
+			if i, ok := bySpan[e.SpanID]; ok {
+				pos = i
+				e.StepIndex = i
+			} else {
+				e.StepIndex = -1
+			}
+		} else {
+			e.StepIndex = -1
+		}
+		if e.FailureType == "" {
+			e.FailureType = Unknown
+		}
+		cl.inc = append(cl.inc, incident{Incident: e, kind: kind, pos: pos})
+	}
+}
+
+// recovery marks incidents superseded by a later successful step, when the
+// run then ends without error.
+func (cl *classification) recovery() {
+	n := len(cl.steps)
+	endsInError := false
+	if n > 0 && cl.steps[n-1].Failed() {
+		endsInError = true
+	}
+	for i := range cl.inc {
+		switch cl.inc[i].kind {
+		case kindRoot, kindTerminal:
+			endsInError = true
+		}
+	}
+	// Last position of a successful model step, of a successful call per
+	// tool name, and of the last two tool names that succeeded.
+	lastOKLLM, lastOKAny := -1, -1
+	lastOKCall := make(map[string]int)
+	for i := range cl.steps {
+		s := &cl.steps[i]
+		if s.Kind == trajectory.StepLLM && !s.Failed() {
+			lastOKLLM, lastOKAny = i, i
+		}
+	}
+	for k := range cl.calls {
+		c := &cl.calls[k]
+		if !c.ok {
+			continue
+		}
+		if p, seen := lastOKCall[c.name]; !seen || c.pos > p {
+			lastOKCall[c.name] = c.pos
+		}
+		lastOKAny = max(lastOKAny, c.pos)
+	}
+	// The two tool names that succeeded last, to answer "did another
+	// tool succeed after this one" in constant time.
+	type named struct {
+		name string
+		pos  int
+	}
+	top := [2]named{{pos: -1}, {pos: -1}}
+	for name, p := range lastOKCall {
+		switch {
+		case p > top[0].pos || (p == top[0].pos && name < top[0].name):
+			top[1], top[0] = top[0], named{name, p}
+		case p > top[1].pos || (p == top[1].pos && name < top[1].name):
+			top[1] = named{name, p}
+		}
+	}
+	otherOKAfter := func(name string, pos int) bool {
+		for _, t := range top {
+			if t.pos > pos && t.name != name {
+				return true
+			}
+		}
+		return false
+	}
+	// A final answer: the last step is a successful model step that did
+	// not ask for more tools.
+	finalAnswer := false
+	if n > 0 {
+		s := &cl.steps[n-1]
+		finalAnswer = s.Kind == trajectory.StepLLM && !s.Failed() && !requestsTools(s)
+	}
+	for i := range cl.inc {
+		in := &cl.inc[i]
+		if in.Recovered && in.kind == kindExtra {
+			continue
+		}
+		superseded := false
+		switch in.kind {
+		case kindCall:
+			p, seen := lastOKCall[in.Tool]
+			superseded = seen && p > in.pos
+			if !superseded && in.FailureType == WrongToolCalled {
+				// A valid tool called instead, for the same intent.
+				superseded = otherOKAfter(in.Tool, in.pos)
+			}
+		case kindLLM:
+			superseded = lastOKLLM > in.pos
+		case kindSpan, kindExtra:
+			superseded = lastOKAny > in.pos
+		case kindConstraint:
+			superseded = cl.cleanOutputAfter(in.pos)
+		case kindLoop:
+			superseded = finalAnswer
+		}
+		in.Recovered = superseded && !endsInError
+	}
+}
+
+func (cl *classification) cleanOutputAfter(pos int) bool {
+	for i := pos + 1; i < len(cl.steps); i++ {
+		s := &cl.steps[i]
+		if s.Kind == trajectory.StepLLM && s.OutputText != "" {
+			if _, bad := cl.c.constraints.violated(s.OutputText); !bad {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (cl *classification) verdict() Verdict {
+	sort.SliceStable(cl.inc, func(i, j int) bool { return cl.inc[i].pos < cl.inc[j].pos })
+	v := Verdict{Outcome: OutcomeOK}
+	if len(cl.inc) == 0 {
+		return v
+	}
+	v.Incidents = make([]Incident, len(cl.inc))
+	var loopIx, definiteIx, anyIx = -1, -1, -1
+	for i := range cl.inc {
+		in := &cl.inc[i]
+		v.Incidents[i] = in.Incident
+		if in.Recovered {
+			continue
+		}
+		anyIx = i
+		if in.FailureType == LoopDetected && loopIx < 0 {
+			loopIx = i
+		}
+		f := finding{Type: in.FailureType, Reason: in.Reason}
+		if f.definite() {
+			definiteIx = i
+		}
+	}
+	if anyIx < 0 {
+		v.Outcome = OutcomeRecovered
+		return v
+	}
+	pick := anyIx
+	switch {
+	case loopIx >= 0:
+		pick = loopIx
+	case definiteIx >= 0:
+		pick = definiteIx
+	}
+	t := &cl.inc[pick]
+	v.Outcome = OutcomeFailed
+	v.FailureType = t.FailureType
+	v.Signal = t.Signal
+	v.Rule = t.Rule
+	v.Confidence = t.Confidence
+	v.Reason = t.Reason
+	v.EvidenceSpanID = t.SpanID
+	return v
+}

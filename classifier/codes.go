@@ -1,0 +1,294 @@
+package classifier
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/triage-otel/triage/trajectory"
+)
+
+// Codes are structured evidence: HTTP status, JSON-RPC error codes,
+// provider error codes and exception type names. They are read before any
+// text rule because they are defined by a protocol or an SDK, not phrased.
+
+const (
+	confHTTP          = 0.9
+	confJSONRPC       = 0.9
+	confProviderCode  = 0.9
+	confExceptionType = 0.8
+)
+
+// fromHTTPStatus maps an HTTP status. 400, 404, 409 and 422 are left
+// undecided: providers use them for unknown models, bad schemas and context
+// overflow alike, so only the accompanying text can tell.
+func fromHTTPStatus(code int) (finding, bool) {
+	switch {
+	case code == 408 || code == 504:
+		return finding{Type: Timeout}, true
+	case code == 429:
+		return finding{Type: ExternalFault}, true
+	case code == 401 || code == 403 || code == 407:
+		return finding{Type: Unknown, Reason: ReasonAuth}, true
+	case code == 501 || code == 505:
+		// Not implemented / version not supported: permanent, not transient.
+		return finding{}, false
+	case code >= 500 && code <= 599:
+		return finding{Type: ExternalFault}, true
+	}
+	return finding{}, false
+}
+
+// fromJSONRPC maps a JSON-RPC error code. text disambiguates -32602: the
+// MCP SDKs answer an unknown tool with "invalid params" too.
+func fromJSONRPC(code int, text string) (finding, bool) {
+	switch {
+	case code == -32601:
+		return finding{Type: WrongToolCalled}, true
+	case code == -32602:
+		if wrongToolText(text) {
+			return finding{Type: WrongToolCalled}, true
+		}
+		return finding{Type: SchemaMismatch}, true
+	case code == -32700:
+		// Parse error: the request was not valid JSON.
+		return finding{Type: SchemaMismatch}, true
+	case code == -32001:
+		// MCP SDKs use -32001 for request timeouts.
+		return finding{Type: Timeout}, true
+	case code == -32603 || (code <= -32000 && code >= -32099):
+		return finding{Type: ExternalFault}, true
+	}
+	return finding{}, false
+}
+
+// fromProviderCode maps the error codes and types that model providers put
+// in their error bodies (OpenAI code/type, Anthropic error.type, ...).
+func fromProviderCode(code string) (finding, bool) {
+	c := strings.ToLower(strings.TrimSpace(code))
+	c = strings.NewReplacer("-", "_", " ", "_").Replace(c)
+	switch c {
+	case "context_length_exceeded", "context_window_exceeded", "string_above_max_length",
+		"model_context_window_exceeded", "prompt_too_long", "request_too_large_for_context":
+		return finding{Type: ContextOverflow}, true
+	case "rate_limit_exceeded", "rate_limit_error", "rate_limited", "too_many_requests",
+		"overloaded_error", "overloaded", "server_error", "api_error", "internal_error",
+		"internal_server_error", "service_unavailable", "resource_exhausted", "unavailable",
+		"throttling_exception", "throttlingexception", "engine_overloaded":
+		return finding{Type: ExternalFault}, true
+	case "timeout", "request_timeout", "timeout_error", "deadline_exceeded", "gateway_timeout":
+		return finding{Type: Timeout}, true
+	case "invalid_api_key", "authentication_error", "permission_error", "permission_denied",
+		"unauthenticated", "unauthorized", "forbidden", "access_denied", "invalid_authentication":
+		return finding{Type: Unknown, Reason: ReasonAuth}, true
+	case "insufficient_quota", "billing_hard_limit_reached", "billing_not_active":
+		// Out of credit: not transient, retrying will not help.
+		return finding{Type: Unknown, Reason: ReasonBilling}, true
+	case "content_filter", "content_policy_violation", "content_filtered", "safety", "moderation_blocked":
+		return finding{Type: Unknown, Reason: ReasonContentFilter}, true
+	case "tool_not_found", "unknown_tool", "function_not_found", "no_such_tool", "method_not_found":
+		return finding{Type: WrongToolCalled}, true
+	case "invalid_tool_arguments", "invalid_arguments", "invalid_params", "invalid_tool_input",
+		"json_validate_failed", "tool_use_failed", "validation_error":
+		return finding{Type: SchemaMismatch}, true
+	}
+	return finding{}, false
+}
+
+// Exception type families. A type is matched on its last dotted component
+// (openai.RateLimitError → RateLimitError) so that SDK namespaces don't
+// matter, and on word families rather than exact class lists.
+var (
+	excNotRetryable = []struct {
+		re     *regexp.Regexp
+		reason string
+	}{
+		{rx(`(?i)^(?:hil|human|approval).*(?:denied|timeout|rejected)|^(?:hil|humanintheloop)`), ReasonHumanInLoop},
+		{rx(`(?i)authenticat|unauthori[sz]ed|unauthenticated|permissiondenied|permissionerror|accessdenied|forbidden|invalidapikey|apikey.*error|credential`), ReasonAuth},
+		{rx(`(?i)contentfilter|contentpolicy|moderation|safety(?:error|exception|block)|responsibleai`), ReasonContentFilter},
+		{rx(`(?i)session(?:expired|notfound|invalid)|tokenexpired`), ReasonSessionExpired},
+		{rx(`(?i)insufficientquota|billing|paymentrequired`), ReasonBilling},
+	}
+	// Order matters: argument errors about a tool before tool-not-found.
+	excFamilies = []struct {
+		re  *regexp.Regexp
+		typ FailureType
+	}{
+		{rx(`(?i)invalidtool(?:call)?(?:arguments?|args|input|params|parameters)|tool(?:call)?(?:input|argument|arguments|args)(?:parsing|validation|parse)?(?:error|exception)|toolinputparsing|invalidarguments?(?:error|exception)?$|^invalidargument$|argumentserror|validation(?:error|exception)|^zoderror$|schema(?:error|exception|mismatch|validation)|typevalidation|jsondecodeerror|jsonparse|json(?:schema)?(?:error|exception)$|outputparser(?:error|exception)|parse(?:error|exception)$|unprocessableentity`), SchemaMismatch},
+		{rx(`(?i)nosuchtool|tool(?:not)?found(?:error|exception)|toolnotfound|unknowntool|invalidtool(?:name)?(?:error|exception)?$|toolnotregistered|unregisteredtool|functionnotfound|methodnotfound|nosuchfunction|unknownfunction`), WrongToolCalled},
+		{rx(`(?i)context(?:length|window|size)(?:exceeded|error|exception)|contextoverflow|prompttoolong|tokenlimit(?:exceeded|error)|contextwindowexceeded`), ContextOverflow},
+		{rx(`(?i)timeout|timedout|deadlineexceeded`), Timeout},
+		{rx(`(?i)ratelimit|toomanyrequests|throttl|resourceexhausted|quotaexceeded|serviceunavailable|internalservererror|^internalserver|badgateway|overloaded|^servererror$|^apiservererror$|servererror(?:exception)?$`), ExternalFault},
+		{rx(`(?i)max(?:imum)?(?:steps|turns|iterations|iteration|rounds)(?:exceeded|reached|limit)?(?:error|exception)?$|recursion(?:limit|error)|graphrecursion|steplimit|iterationlimit|turnlimit`), stepLimitType},
+	}
+	excConnection = rx(`(?i)connect(?:ion)?(?:error|exception|refused|reset)|connecterror|clientconnector|urlerror|networkerror|socketerror|^oserror$`)
+)
+
+// stepLimitType marks an exception family that needs the trajectory to
+// decide: a step-limit stop is a loop when the calls repeat and
+// plan_incomplete when they do not.
+const stepLimitType FailureType = "_step_limit"
+
+// fromExceptionType maps an exception or error.type name. The returned
+// weak flag says the name only hints (connection errors): text rules get
+// to decide first, and the hint is used when they find nothing.
+func fromExceptionType(name string) (f finding, weak, ok bool) {
+	n := strings.TrimSpace(name)
+	if n == "" {
+		return finding{}, false, false
+	}
+	if i := strings.LastIndexAny(n, ".:"); i >= 0 && i < len(n)-1 {
+		n = n[i+1:]
+	}
+	n = strings.NewReplacer("_", "", "-", "", " ", "").Replace(n)
+	for _, r := range excNotRetryable {
+		if r.re.MatchString(n) {
+			return finding{Type: Unknown, Reason: r.reason}, false, true
+		}
+	}
+	for _, fam := range excFamilies {
+		if fam.re.MatchString(n) {
+			return finding{Type: fam.typ}, false, true
+		}
+	}
+	if excConnection.MatchString(n) {
+		return finding{Type: Unknown, Reason: ReasonConnection}, true, true
+	}
+	return finding{}, false, false
+}
+
+// evidence is the error evidence of one span (step or not) plus, for tool
+// calls, the result text fed back to the model.
+type evidence struct {
+	httpStatus    int
+	jsonrpcCode   int
+	hasJSONRPC    bool
+	statusMessage string
+	errors        []trajectory.ErrorInfo
+	texts         []string // further texts: tool result content
+}
+
+func stepEvidence(s *trajectory.Step) evidence {
+	ev := evidence{
+		httpStatus: s.HTTPStatus, jsonrpcCode: s.JSONRPCCode, hasJSONRPC: s.HasJSONRPC,
+		statusMessage: s.StatusMessage, errors: s.Errors,
+	}
+	if s.Kind == trajectory.StepTool && s.ResultIsError && s.Result != "" {
+		ev.texts = append(ev.texts, s.Result)
+	}
+	return ev
+}
+
+func spanErrorEvidence(e *trajectory.SpanError) evidence {
+	return evidence{
+		httpStatus: e.HTTPStatus, jsonrpcCode: e.JSONRPCCode, hasJSONRPC: e.HasJSONRPC,
+		statusMessage: e.StatusMessage, errors: e.Errors,
+	}
+}
+
+func (ev *evidence) allTexts() []string {
+	out := make([]string, 0, len(ev.errors)+len(ev.texts)+1)
+	for _, e := range ev.errors {
+		if e.Message != "" {
+			out = append(out, e.Message)
+		}
+	}
+	if ev.statusMessage != "" {
+		out = append(out, ev.statusMessage)
+	}
+	out = append(out, ev.texts...)
+	return out
+}
+
+func (ev *evidence) empty() bool {
+	return ev.httpStatus == 0 && !ev.hasJSONRPC && ev.statusMessage == "" && len(ev.errors) == 0 && len(ev.texts) == 0
+}
+
+// classifyCodes reads the structured codes of ev. It returns a decisive
+// finding, or a weak hint to use when the text rules find nothing.
+func classifyCodes(ev *evidence) (f finding, hint *finding, ok bool) {
+	joined := strings.Join(ev.allTexts(), "\n")
+	if ev.httpStatus > 0 {
+		if f, ok := fromHTTPStatus(ev.httpStatus); ok {
+			return f.with(SignalHTTPStatus, "", confHTTP), nil, true
+		}
+	}
+	if ev.hasJSONRPC {
+		if f, ok := fromJSONRPC(ev.jsonrpcCode, joined); ok {
+			return f.with(SignalJSONRPCCode, "", confJSONRPC), nil, true
+		}
+	}
+	for _, e := range ev.errors {
+		if e.Code == "" {
+			continue
+		}
+		if f, ok := codeString(e.Code, joined); ok {
+			return f, nil, true
+		}
+	}
+	for _, e := range ev.errors {
+		if e.Type == "" {
+			continue
+		}
+		// error.type may hold a status or JSON-RPC code, or a provider
+		// code such as rate_limit_exceeded.
+		if f, ok := codeString(e.Type, joined); ok {
+			return f, nil, true
+		}
+		ef, weak, ok := fromExceptionType(e.Type)
+		if !ok {
+			continue
+		}
+		ef = ef.with(SignalExceptionType, "", confExceptionType)
+		if weak {
+			if hint == nil {
+				h := ef
+				hint = &h
+			}
+			continue
+		}
+		return ef, nil, true
+	}
+	return finding{}, hint, false
+}
+
+// codeString reads a code written as a string: a number (HTTP status or
+// JSON-RPC code) or a provider code.
+func codeString(code, text string) (finding, bool) {
+	code = strings.TrimSpace(code)
+	if n, err := strconv.Atoi(code); err == nil {
+		if n >= 100 && n <= 599 {
+			if f, ok := fromHTTPStatus(n); ok {
+				return f.with(SignalHTTPStatus, "", confHTTP), true
+			}
+			return finding{}, false
+		}
+		if n <= -32000 && n >= -32768 {
+			if f, ok := fromJSONRPC(n, text); ok {
+				return f.with(SignalJSONRPCCode, "", confJSONRPC), true
+			}
+		}
+		return finding{}, false
+	}
+	if f, ok := fromProviderCode(code); ok {
+		return f.with(SignalProviderCode, "", confProviderCode), true
+	}
+	return finding{}, false
+}
+
+// classifyEvidence runs codes, then text rules, over one span's evidence.
+func classifyEvidence(ev *evidence) (finding, bool) {
+	f, hint, ok := classifyCodes(ev)
+	if ok {
+		return f, true
+	}
+	for _, t := range ev.allTexts() {
+		if f, ok := classifyText(t); ok {
+			return f, true
+		}
+	}
+	if hint != nil {
+		return *hint, true
+	}
+	return finding{}, false
+}
