@@ -1,0 +1,196 @@
+package triageprocessor // import "github.com/triage-otel/triage/processor/triageprocessor"
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/ottl"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap"
+	"go.uber.org/zap"
+
+	"github.com/triage-otel/triage/classifier"
+)
+
+// Config is the configuration of the triage processor.
+type Config struct {
+	// DecisionWait is how long a trace whose root span has not arrived is
+	// held after its last span before it is decided anyway.
+	DecisionWait time.Duration `mapstructure:"decision_wait"`
+	// NumTraces is the maximum number of traces held at once; when a new
+	// trace would exceed it the least recently active trace is decided and
+	// forwarded early (counted as evicted).
+	NumTraces int `mapstructure:"num_traces"`
+	// MaxSpansPerTrace caps the spans held for one trace. Reaching it
+	// decides the trace at once; spans beyond it are counted as cut and
+	// forwarded, annotated from the decision.
+	MaxSpansPerTrace int `mapstructure:"max_spans_per_trace"`
+	// MaxTraceBytes caps the protobuf size of the spans held for one trace,
+	// with the same effect as MaxSpansPerTrace.
+	MaxTraceBytes int `mapstructure:"max_trace_bytes"`
+	// MaxBytes caps the protobuf size of all spans held; exceeding it evicts
+	// the least recently active traces. 0 disables the global cap.
+	MaxBytes int `mapstructure:"max_bytes"`
+	// DecisionCacheSize is the number of decided traces remembered so that
+	// spans arriving after the decision are annotated consistently.
+	DecisionCacheSize int `mapstructure:"decision_cache_size"`
+
+	// ErrorMode says what an error evaluating a rule condition does:
+	// ignore (log, count, go on), silent (count, go on) or propagate (log
+	// at error level, count, stop evaluating rules for that trace and mark
+	// its run roots with triage.rule_error).
+	ErrorMode ottl.ErrorMode `mapstructure:"error_mode"`
+	// Rules are custom OTTL rules: a span matching any condition of a rule
+	// is an incident of the rule's failure type.
+	Rules []RuleConfig `mapstructure:"rules"`
+	// Constraints are forbidden strings checked in the runs' LLM output.
+	Constraints ConstraintsConfig `mapstructure:"constraints"`
+	// Loop tunes the classifier's loop detection; zero values keep the
+	// classifier's defaults.
+	Loop LoopConfig `mapstructure:"loop"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+// RuleConfig is one custom OTTL rule.
+type RuleConfig struct {
+	// Name identifies the rule; it is reported as triage.rule and in the
+	// signal ottl:<name>.
+	Name string `mapstructure:"name"`
+	// FailureType is the failure type of a matching span (a classifier
+	// failure type such as external_fault).
+	FailureType string `mapstructure:"failure_type"`
+	// Conditions are OTTL span conditions (ottlspan context, paths with
+	// context names such as span.attributes["x"]). They are ORed: the rule
+	// matches a span when any condition is true.
+	Conditions []string `mapstructure:"conditions"`
+}
+
+// ConstraintsConfig holds forbidden strings, for every service and per
+// service (by service.name). A service's constraints are added to the
+// global ones.
+type ConstraintsConfig struct {
+	Global     []string            `mapstructure:"global"`
+	PerService map[string][]string `mapstructure:"per_service"`
+}
+
+// LoopConfig tunes loop detection (see classifier.Options).
+type LoopConfig struct {
+	Threshold  int     `mapstructure:"threshold"`
+	Window     int     `mapstructure:"window"`
+	Similarity float64 `mapstructure:"similarity"`
+}
+
+var _ confmap.Validator = (*Config)(nil)
+
+// Validate checks the configuration; each error names the offending field.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.DecisionWait <= 0 {
+		errs = append(errs, fmt.Errorf("decision_wait must be greater than 0, got %v", c.DecisionWait))
+	}
+	if c.NumTraces <= 0 {
+		errs = append(errs, fmt.Errorf("num_traces must be greater than 0, got %d", c.NumTraces))
+	}
+	if c.MaxSpansPerTrace <= 0 {
+		errs = append(errs, fmt.Errorf("max_spans_per_trace must be greater than 0, got %d", c.MaxSpansPerTrace))
+	}
+	if c.MaxTraceBytes <= 0 {
+		errs = append(errs, fmt.Errorf("max_trace_bytes must be greater than 0, got %d", c.MaxTraceBytes))
+	}
+	if c.MaxBytes < 0 {
+		errs = append(errs, fmt.Errorf("max_bytes must not be negative, got %d", c.MaxBytes))
+	}
+	if c.DecisionCacheSize <= 0 {
+		errs = append(errs, fmt.Errorf("decision_cache_size must be greater than 0, got %d", c.DecisionCacheSize))
+	}
+	switch c.ErrorMode {
+	case ottl.IgnoreError, ottl.PropagateError, ottl.SilentError:
+	default:
+		errs = append(errs, fmt.Errorf("error_mode must be one of ignore, propagate, silent, got %q", c.ErrorMode))
+	}
+	if c.Loop.Threshold < 0 {
+		errs = append(errs, fmt.Errorf("loop.threshold must not be negative, got %d", c.Loop.Threshold))
+	}
+	if c.Loop.Window < 0 {
+		errs = append(errs, fmt.Errorf("loop.window must not be negative, got %d", c.Loop.Window))
+	}
+	if c.Loop.Similarity < 0 || c.Loop.Similarity > 1 {
+		errs = append(errs, fmt.Errorf("loop.similarity must be within 0..1, got %v", c.Loop.Similarity))
+	}
+	for i, s := range c.Constraints.Global {
+		if strings.TrimSpace(s) == "" {
+			errs = append(errs, fmt.Errorf("constraints.global[%d] must not be empty", i))
+		}
+	}
+	for svc, list := range c.Constraints.PerService {
+		if svc == "" {
+			errs = append(errs, errors.New("constraints.per_service: service name must not be empty"))
+		}
+		for i, s := range list {
+			if strings.TrimSpace(s) == "" {
+				errs = append(errs, fmt.Errorf("constraints.per_service[%s][%d] must not be empty", svc, i))
+			}
+		}
+	}
+	if _, err := classifier.New(c.classifierOptions(c.Constraints.Global)); err != nil {
+		errs = append(errs, fmt.Errorf("loop: %w", err))
+	}
+	errs = append(errs, c.validateRules()...)
+	return errors.Join(errs...)
+}
+
+func (c *Config) validateRules() []error {
+	var errs []error
+	seen := make(map[string]int, len(c.Rules))
+	// Conditions are parsed here too so that `validate` reports OTTL
+	// syntax errors before the collector starts.
+	parser, perr := newRuleParser(component.TelemetrySettings{Logger: zap.NewNop()})
+	if perr != nil {
+		return []error{fmt.Errorf("rules: %w", perr)}
+	}
+	for i, r := range c.Rules {
+		field := fmt.Sprintf("rules[%d] (%q)", i, r.Name)
+		if strings.TrimSpace(r.Name) == "" {
+			errs = append(errs, fmt.Errorf("rules[%d].name must not be empty", i))
+		} else if j, dup := seen[r.Name]; dup {
+			errs = append(errs, fmt.Errorf("%s.name duplicates rules[%d]", field, j))
+		} else {
+			seen[r.Name] = i
+		}
+		if _, ok := classifier.ParseFailureType(r.FailureType); !ok {
+			errs = append(errs, fmt.Errorf("%s.failure_type %q is not a known failure type (%s)", field, r.FailureType, knownFailureTypes()))
+		}
+		if len(r.Conditions) == 0 {
+			errs = append(errs, fmt.Errorf("%s.conditions must not be empty", field))
+		}
+		for j, cond := range r.Conditions {
+			if _, err := parser.ParseCondition(cond); err != nil {
+				errs = append(errs, fmt.Errorf("%s.conditions[%d]: %w", field, j, err))
+			}
+		}
+	}
+	return errs
+}
+
+func knownFailureTypes() string {
+	names := make([]string, len(classifier.FailureTypes))
+	for i, t := range classifier.FailureTypes {
+		names[i] = string(t)
+	}
+	return strings.Join(names, ", ")
+}
+
+// classifierOptions returns the classifier options for a set of
+// constraints.
+func (c *Config) classifierOptions(constraints []string) classifier.Options {
+	return classifier.Options{
+		Constraints:    constraints,
+		LoopThreshold:  c.Loop.Threshold,
+		LoopWindow:     c.Loop.Window,
+		LoopSimilarity: c.Loop.Similarity,
+	}
+}

@@ -1,0 +1,277 @@
+package triageprocessor // import "github.com/triage-otel/triage/processor/triageprocessor"
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/zap"
+
+	"github.com/triage-otel/triage/classifier"
+	"github.com/triage-otel/triage/trajectory"
+)
+
+// Attribute names written on forwarded spans.
+const (
+	attrVerdict        = "triage.verdict"
+	attrFailureType    = "triage.failure_type"
+	attrSignal         = "triage.signal"
+	attrRule           = "triage.rule"
+	attrConfidence     = "triage.confidence"
+	attrEvidenceSpanID = "triage.evidence.span_id"
+	attrReason         = "triage.reason"
+	attrRecovered      = "triage.recovered"
+	attrRuleError      = "triage.rule_error"
+)
+
+// annotation is one attribute to set on a span.
+type annotation struct {
+	key  string
+	kind pcommon.ValueType
+	str  string
+	num  float64
+	flag bool
+}
+
+func strAnn(k, v string) annotation { return annotation{key: k, kind: pcommon.ValueTypeStr, str: v} }
+func numAnn(k string, v float64) annotation {
+	return annotation{key: k, kind: pcommon.ValueTypeDouble, num: v}
+}
+func boolAnn(k string, v bool) annotation {
+	return annotation{key: k, kind: pcommon.ValueTypeBool, flag: v}
+}
+
+func (a annotation) apply(m pcommon.Map) {
+	switch a.kind {
+	case pcommon.ValueTypeDouble:
+		m.PutDouble(a.key, a.num)
+	case pcommon.ValueTypeBool:
+		m.PutBool(a.key, a.flag)
+	default:
+		m.PutStr(a.key, a.str)
+	}
+}
+
+// decision is what the processor decided for one trace. It is immutable
+// once published in the decision cache, so late spans can be annotated
+// from it without copying.
+type decision struct {
+	// incident and root annotations by span ID; root annotations are
+	// applied after incident ones so a span that is both shows its run's
+	// verdict.
+	incident map[pcommon.SpanID][]annotation
+	root     map[pcommon.SpanID][]annotation
+	// lateRoot annotates a parentless span that arrives after the decision
+	// when the trace was decided without its root.
+	lateRoot []annotation
+	// cutBy is the per-trace limit that forced the decision, if any: later
+	// spans of the trace are counted as cut.
+	cutBy string
+}
+
+// annotate sets the decision's attributes on span; isRoot says whether the
+// span has no parent.
+func (d *decision) annotate(span ptrace.Span, isRoot bool) {
+	id := span.SpanID()
+	inc, hasInc := d.incident[id]
+	root, hasRoot := d.root[id]
+	if !hasInc && !hasRoot && !(isRoot && len(d.lateRoot) > 0) {
+		return
+	}
+	attrs := span.Attributes()
+	for _, a := range inc {
+		a.apply(attrs)
+	}
+	if !hasRoot && isRoot {
+		root = d.lateRoot
+	}
+	for _, a := range root {
+		a.apply(attrs)
+	}
+}
+
+func (d *decision) annotateAll(td ptrace.Traces) {
+	if len(d.incident) == 0 && len(d.root) == 0 && len(d.lateRoot) == 0 {
+		return
+	}
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		sss := rss.At(i).ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				span := spans.At(k)
+				d.annotate(span, span.ParentSpanID().IsEmpty())
+			}
+		}
+	}
+}
+
+// decide classifies the runs of a trace that left the buffer and
+// annotates its spans in place. A failure inside the library never stops
+// the spans from being forwarded: the trace then goes on unannotated.
+func (p *triageProcessor) decide(ctx context.Context, h *heldTrace) (d *decision) {
+	start := time.Now()
+	d = &decision{cutBy: h.cutBy}
+	defer func() {
+		if r := recover(); r != nil {
+			p.logger.Error("triage decision panicked; forwarding the trace unannotated",
+				zap.String("trace_id", h.id.String()), zap.Any("panic", r), zap.ByteString("stack", debug.Stack()))
+			d = &decision{cutBy: h.cutBy}
+		}
+		p.tb.ProcessorTriageDecisionLatency.Record(ctx, float64(time.Since(start))/float64(time.Millisecond))
+		p.tb.ProcessorTriageTraceHoldDuration.Record(ctx, p.now().Sub(h.firstSeen).Seconds())
+		p.tb.ProcessorTriageTracesDecided.Add(ctx, 1, metric.WithAttributes(attribute.String("trigger", h.trigger)))
+	}()
+
+	runs := trajectory.Build(h.td)
+	ruleIncidents, ruleErr := p.evalRules(ctx, h.td)
+
+	d.incident = make(map[pcommon.SpanID][]annotation)
+	d.root = make(map[pcommon.SpanID][]annotation)
+	var orphanVerdict *classifier.Verdict
+	for i := range runs {
+		run := &runs[i]
+		extra := incidentsOfRun(run, ruleIncidents)
+		v := p.classifiers.forService(run.Service).Classify(run, extra...)
+		p.tb.ProcessorTriageDecisions.Add(ctx, 1, metric.WithAttributes(
+			attribute.String("verdict", string(v.Outcome)),
+			attribute.String("failure_type", string(v.FailureType))))
+
+		for _, inc := range v.Incidents {
+			if inc.SpanID.IsEmpty() {
+				continue
+			}
+			d.incident[inc.SpanID] = append(d.incident[inc.SpanID], incidentAnnotations(inc)...)
+		}
+		rootAnns := rootAnnotations(v, ruleErr)
+		if !run.RootSpanID.IsEmpty() {
+			d.root[run.RootSpanID] = rootAnns
+		}
+		if !run.RootFound && (orphanVerdict == nil || worse(v.Outcome, orphanVerdict.Outcome)) {
+			orphanVerdict = &v
+			d.lateRoot = rootAnns
+		}
+	}
+	d.annotateAll(h.td)
+	return d
+}
+
+// worse orders outcomes failed > recovered > ok.
+func worse(a, b classifier.Outcome) bool {
+	rank := func(o classifier.Outcome) int {
+		switch o {
+		case classifier.OutcomeFailed:
+			return 2
+		case classifier.OutcomeRecovered:
+			return 1
+		}
+		return 0
+	}
+	return rank(a) > rank(b)
+}
+
+func rootAnnotations(v classifier.Verdict, ruleErr error) []annotation {
+	anns := []annotation{strAnn(attrVerdict, string(v.Outcome))}
+	if v.FailureType != "" {
+		anns = append(anns, strAnn(attrFailureType, string(v.FailureType)))
+	}
+	if v.Signal != classifier.SignalNone {
+		anns = append(anns, strAnn(attrSignal, classifier.Label(v.Signal, v.Rule)))
+	}
+	if v.Rule != "" {
+		anns = append(anns, strAnn(attrRule, v.Rule))
+	}
+	if v.Outcome != classifier.OutcomeOK || v.Confidence > 0 {
+		anns = append(anns, numAnn(attrConfidence, v.Confidence))
+	}
+	if !v.EvidenceSpanID.IsEmpty() {
+		anns = append(anns, strAnn(attrEvidenceSpanID, v.EvidenceSpanID.String()))
+	}
+	if v.Reason != "" {
+		anns = append(anns, strAnn(attrReason, v.Reason))
+	}
+	if ruleErr != nil {
+		anns = append(anns, strAnn(attrRuleError, ruleErr.Error()))
+	}
+	return anns
+}
+
+func incidentAnnotations(inc classifier.Incident) []annotation {
+	anns := []annotation{
+		strAnn(attrFailureType, string(inc.FailureType)),
+		strAnn(attrSignal, classifier.Label(inc.Signal, inc.Rule)),
+		boolAnn(attrRecovered, inc.Recovered),
+	}
+	if inc.Rule != "" {
+		anns = append(anns, strAnn(attrRule, inc.Rule))
+	}
+	if inc.Reason != "" {
+		anns = append(anns, strAnn(attrReason, inc.Reason))
+	}
+	return anns
+}
+
+// incidentsOfRun returns the rule incidents on the run's spans, with their
+// step index and tool filled in from the run.
+func incidentsOfRun(run *trajectory.Run, bySpan map[pcommon.SpanID][]classifier.Incident) []classifier.Incident {
+	if len(bySpan) == 0 {
+		return nil
+	}
+	var out []classifier.Incident
+	for _, id := range run.SpanIDs {
+		incs, ok := bySpan[id]
+		if !ok {
+			continue
+		}
+		step := -1
+		tool := ""
+		for i := range run.Steps {
+			if run.Steps[i].SpanID == id {
+				step, tool = i, run.Steps[i].ToolName
+				break
+			}
+		}
+		for _, inc := range incs {
+			inc.StepIndex, inc.Tool = step, tool
+			out = append(out, inc)
+		}
+	}
+	return out
+}
+
+// classifierSet holds one classifier per service with per-service
+// constraints, and one for every other service.
+type classifierSet struct {
+	global     *classifier.Classifier
+	perService map[string]*classifier.Classifier
+}
+
+func newClassifierSet(cfg *Config) (classifierSet, error) {
+	global, err := classifier.New(cfg.classifierOptions(cfg.Constraints.Global))
+	if err != nil {
+		return classifierSet{}, fmt.Errorf("classifier: %w", err)
+	}
+	set := classifierSet{global: global, perService: make(map[string]*classifier.Classifier, len(cfg.Constraints.PerService))}
+	for svc, list := range cfg.Constraints.PerService {
+		constraints := append(append([]string(nil), cfg.Constraints.Global...), list...)
+		c, err := classifier.New(cfg.classifierOptions(constraints))
+		if err != nil {
+			return classifierSet{}, fmt.Errorf("constraints.per_service[%s]: %w", svc, err)
+		}
+		set.perService[svc] = c
+	}
+	return set, nil
+}
+
+func (s classifierSet) forService(svc string) *classifier.Classifier {
+	if c, ok := s.perService[svc]; ok {
+		return c
+	}
+	return s.global
+}

@@ -1,0 +1,457 @@
+package triageprocessor // import "github.com/triage-otel/triage/processor/triageprocessor"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/golang-lru/v2/simplelru"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/zap"
+
+	"github.com/triage-otel/triage/processor/triageprocessor/internal/metadata"
+)
+
+// Decision triggers, reported as the trigger attribute of
+// processor_triage_traces_decided.
+const (
+	triggerRoot         = "root"
+	triggerDecisionWait = "decision_wait"
+	triggerEvicted      = "evicted"
+	triggerLimit        = "limit"
+	triggerShutdown     = "shutdown"
+
+	limitMaxSpans = "max_spans_per_trace"
+	limitMaxBytes = "max_trace_bytes"
+)
+
+// heldTrace is a trace waiting for its decision. Its spans are copies, so
+// the caller's batch can be reused as soon as ConsumeTraces returns.
+type heldTrace struct {
+	id        pcommon.TraceID
+	td        ptrace.Traces
+	cur       cursor
+	spans     int
+	bytes     int
+	firstSeen time.Time
+	lastSeen  time.Time
+	rootSeen  bool
+	queued    bool // already in this batch's list of rooted traces
+
+	// Set once the trace leaves the buffer for a decision.
+	trigger string
+	cutBy   string // the per-trace limit that forced the decision, if any
+	// late holds spans that arrived while the trace was being decided
+	// (including spans cut by a limit); they are annotated from the
+	// decision and forwarded with the trace.
+	late    ptrace.Traces
+	lateCur cursor
+}
+
+type triageProcessor struct {
+	cfg         *Config
+	logger      *zap.Logger
+	next        consumer.Traces
+	tb          *metadata.TelemetryBuilder
+	rules       []compiledRule
+	classifiers classifierSet
+	now         func() time.Time
+	sizer       ptrace.ProtoMarshaler
+
+	mu sync.Mutex
+	// held is ordered by last activity: the oldest entry is the least
+	// recently active trace, so decision_wait expiry and eviction both
+	// take from the old end.
+	held      *simplelru.LRU[pcommon.TraceID, *heldTrace]
+	deciding  map[pcommon.TraceID]*heldTrace
+	decided   *simplelru.LRU[pcommon.TraceID, *decision]
+	heldSpans int
+	heldBytes int
+	batchSeq  uint64
+	closed    bool
+
+	lifecycleMu sync.Mutex
+	stop        chan struct{}
+	tickerDone  sync.WaitGroup
+}
+
+var _ processor.Traces = (*triageProcessor)(nil)
+
+func newTriageProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*triageProcessor, error) {
+	if next == nil {
+		return nil, errors.New("nil next consumer")
+	}
+	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
+	rules, err := compileRules(cfg, set.TelemetrySettings)
+	if err != nil {
+		tb.Shutdown()
+		return nil, err
+	}
+	classifiers, err := newClassifierSet(cfg)
+	if err != nil {
+		tb.Shutdown()
+		return nil, err
+	}
+	// Capacity is enforced by hand (evicted traces must be decided, not
+	// dropped), so the LRU itself never evicts.
+	held, err := simplelru.NewLRU[pcommon.TraceID, *heldTrace](cfg.NumTraces+1, nil)
+	if err != nil {
+		tb.Shutdown()
+		return nil, fmt.Errorf("num_traces: %w", err)
+	}
+	decided, err := simplelru.NewLRU[pcommon.TraceID, *decision](cfg.DecisionCacheSize, nil)
+	if err != nil {
+		tb.Shutdown()
+		return nil, fmt.Errorf("decision_cache_size: %w", err)
+	}
+	return &triageProcessor{
+		cfg:         cfg,
+		logger:      set.Logger,
+		next:        next,
+		tb:          tb,
+		rules:       rules,
+		classifiers: classifiers,
+		now:         time.Now,
+		held:        held,
+		deciding:    make(map[pcommon.TraceID]*heldTrace),
+		decided:     decided,
+	}, nil
+}
+
+func (p *triageProcessor) Capabilities() consumer.Capabilities {
+	// Incoming spans are copied before they are held or annotated.
+	return consumer.Capabilities{MutatesData: false}
+}
+
+// Start starts the single goroutine that decides traces whose root did not
+// arrive within decision_wait.
+func (p *triageProcessor) Start(context.Context, component.Host) error {
+	p.lifecycleMu.Lock()
+	defer p.lifecycleMu.Unlock()
+	if p.stop != nil {
+		return nil
+	}
+	p.stop = make(chan struct{})
+	p.tickerDone.Add(1)
+	go p.tickLoop(p.stop, tickInterval(p.cfg.DecisionWait))
+	return nil
+}
+
+// tickInterval checks often enough that a trace waits at most about a
+// quarter of decision_wait longer than configured, without spinning.
+func tickInterval(wait time.Duration) time.Duration {
+	return min(max(wait/4, 5*time.Millisecond), time.Second)
+}
+
+func (p *triageProcessor) tickLoop(stop <-chan struct{}, every time.Duration) {
+	defer p.tickerDone.Done()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			if err := p.decideExpired(context.Background()); err != nil {
+				p.logger.Error("forwarding traces decided after decision_wait", zap.Error(err))
+			}
+		}
+	}
+}
+
+// Shutdown stops the ticker, then decides and forwards every trace still
+// held.
+func (p *triageProcessor) Shutdown(ctx context.Context) error {
+	p.lifecycleMu.Lock()
+	if p.stop != nil {
+		close(p.stop)
+		p.tickerDone.Wait()
+		p.stop = nil
+	}
+	p.lifecycleMu.Unlock()
+
+	p.mu.Lock()
+	p.closed = true
+	var toDecide []*heldTrace
+	dTraces, dSpans := 0, 0
+	for p.held.Len() > 0 {
+		_, h, _ := p.held.RemoveOldest()
+		dTraces, dSpans = dTraces-1, dSpans-h.spans
+		toDecide = append(toDecide, p.startDeciding(h, triggerShutdown))
+	}
+	p.mu.Unlock()
+	p.recordHeld(ctx, dTraces, dSpans)
+
+	err := p.finish(ctx, toDecide, ptrace.Traces{})
+	p.tb.Shutdown()
+	return err
+}
+
+// decideExpired decides the traces inactive for decision_wait.
+func (p *triageProcessor) decideExpired(ctx context.Context) error {
+	now := p.now()
+	p.mu.Lock()
+	var toDecide []*heldTrace
+	dTraces, dSpans := 0, 0
+	for {
+		_, h, ok := p.held.GetOldest()
+		if !ok || now.Sub(h.lastSeen) < p.cfg.DecisionWait {
+			break
+		}
+		p.held.RemoveOldest()
+		dTraces, dSpans = dTraces-1, dSpans-h.spans
+		toDecide = append(toDecide, p.startDeciding(h, triggerDecisionWait))
+	}
+	p.mu.Unlock()
+	p.recordHeld(ctx, dTraces, dSpans)
+	return p.finish(ctx, toDecide, ptrace.Traces{})
+}
+
+// ConsumeTraces buffers the spans by trace. Traces whose root arrived, or
+// that a limit forces out, are decided and forwarded before it returns;
+// spans of traces already decided are annotated and forwarded at once.
+func (p *triageProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	now := p.now()
+	var (
+		toDecide []*heldTrace
+		rooted   []*heldTrace
+		late     ptrace.Traces
+		lateCur  cursor
+		nLate    int64
+		cut      = map[string]int64{}
+		evicted  int64
+		dTraces  int
+		dSpans   int
+	)
+
+	p.mu.Lock()
+	p.batchSeq++
+	batch := p.batchSeq
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		rs := rss.At(i)
+		sss := rs.ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			ss := sss.At(j)
+			spans := ss.Spans()
+			for k := 0; k < spans.Len(); k++ {
+				span := spans.At(k)
+				tid := span.TraceID()
+				loc := srcLoc{batch: batch, rs: i, ss: j}
+
+				if d, ok := p.decided.Get(tid); ok {
+					if late == (ptrace.Traces{}) {
+						late = ptrace.NewTraces()
+					}
+					d.annotate(appendSpan(late, &lateCur, loc, rs, ss, span), span.ParentSpanID().IsEmpty())
+					nLate++
+					if d.cutBy != "" {
+						cut[d.cutBy]++
+					}
+					continue
+				}
+				if h, ok := p.deciding[tid]; ok {
+					if h.late == (ptrace.Traces{}) {
+						h.late = ptrace.NewTraces()
+					}
+					appendSpan(h.late, &h.lateCur, loc, rs, ss, span)
+					nLate++
+					if h.cutBy != "" {
+						cut[h.cutBy]++
+					}
+					continue
+				}
+
+				h, ok := p.held.Get(tid)
+				if !ok {
+					for p.held.Len() >= p.cfg.NumTraces {
+						_, old, _ := p.held.RemoveOldest()
+						dTraces, dSpans = dTraces-1, dSpans-old.spans
+						evicted++
+						toDecide = append(toDecide, p.startDeciding(old, triggerEvicted))
+					}
+					h = &heldTrace{id: tid, td: ptrace.NewTraces(), firstSeen: now}
+					p.held.Add(tid, h)
+					dTraces++
+				}
+
+				size := p.sizer.SpanSize(span)
+				// A trace always holds at least one span, so even a
+				// single oversized span is classified.
+				if h.spans > 0 {
+					limit := ""
+					switch {
+					case h.spans+1 > p.cfg.MaxSpansPerTrace:
+						limit = limitMaxSpans
+					case h.bytes+size > p.cfg.MaxTraceBytes:
+						limit = limitMaxBytes
+					}
+					if limit != "" {
+						p.held.Remove(tid)
+						dTraces, dSpans = dTraces-1, dSpans-h.spans
+						h.cutBy = limit
+						toDecide = append(toDecide, p.startDeciding(h, triggerLimit))
+						h.late = ptrace.NewTraces()
+						appendSpan(h.late, &h.lateCur, loc, rs, ss, span)
+						cut[limit]++
+						continue
+					}
+				}
+				appendSpan(h.td, &h.cur, loc, rs, ss, span)
+				h.spans++
+				h.bytes += size
+				h.lastSeen = now
+				p.heldSpans++
+				p.heldBytes += size
+				dSpans++
+				if span.ParentSpanID().IsEmpty() {
+					h.rootSeen = true
+					if !h.queued {
+						h.queued = true
+						rooted = append(rooted, h)
+					}
+				}
+				// The global byte cap evicts the least recently active
+				// traces, never the one being filled.
+				for p.cfg.MaxBytes > 0 && p.heldBytes > p.cfg.MaxBytes {
+					oldID, old, ok := p.held.GetOldest()
+					if !ok || oldID == tid {
+						break
+					}
+					p.held.RemoveOldest()
+					dTraces, dSpans = dTraces-1, dSpans-old.spans
+					evicted++
+					toDecide = append(toDecide, p.startDeciding(old, triggerEvicted))
+				}
+			}
+		}
+	}
+	for _, h := range rooted {
+		if h.trigger != "" {
+			continue // already forced out by a limit or eviction
+		}
+		p.held.Remove(h.id)
+		dTraces, dSpans = dTraces-1, dSpans-h.spans
+		toDecide = append(toDecide, p.startDeciding(h, triggerRoot))
+	}
+	if p.closed {
+		// After Shutdown nothing may stay held: decide what just arrived.
+		for p.held.Len() > 0 {
+			_, h, _ := p.held.RemoveOldest()
+			dTraces, dSpans = dTraces-1, dSpans-h.spans
+			toDecide = append(toDecide, p.startDeciding(h, triggerShutdown))
+		}
+	}
+	p.mu.Unlock()
+
+	p.recordHeld(ctx, dTraces, dSpans)
+	if nLate > 0 {
+		p.tb.ProcessorTriageLateSpans.Add(ctx, nLate)
+	}
+	for limit, n := range cut {
+		p.tb.ProcessorTriageSpansCut.Add(ctx, n, metric.WithAttributes(attribute.String("limit", limit)))
+	}
+	if evicted > 0 {
+		p.tb.ProcessorTriageTracesEvicted.Add(ctx, evicted)
+	}
+	return p.finish(ctx, toDecide, late)
+}
+
+// startDeciding moves a trace that has left the held buffer to the set
+// being decided. Called with p.mu held.
+func (p *triageProcessor) startDeciding(h *heldTrace, trigger string) *heldTrace {
+	h.trigger = trigger
+	p.heldSpans -= h.spans
+	p.heldBytes -= h.bytes
+	p.deciding[h.id] = h
+	return h
+}
+
+func (p *triageProcessor) recordHeld(ctx context.Context, dTraces, dSpans int) {
+	if dTraces != 0 {
+		p.tb.ProcessorTriageTracesHeld.Add(ctx, int64(dTraces))
+	}
+	if dSpans != 0 {
+		p.tb.ProcessorTriageSpansHeld.Add(ctx, int64(dSpans))
+	}
+}
+
+// finish decides the given traces, publishes their decisions to the cache
+// and forwards them, with the late spans that arrived meanwhile and extra
+// (already annotated), in one call to the next consumer.
+func (p *triageProcessor) finish(ctx context.Context, toDecide []*heldTrace, extra ptrace.Traces) error {
+	if len(toDecide) == 0 && (extra == (ptrace.Traces{}) || extra.SpanCount() == 0) {
+		return nil
+	}
+	decisions := make([]*decision, len(toDecide))
+	for i, h := range toDecide {
+		decisions[i] = p.decide(ctx, h)
+	}
+
+	out := ptrace.NewTraces()
+	p.mu.Lock()
+	for i, h := range toDecide {
+		p.decided.Add(h.id, decisions[i])
+		delete(p.deciding, h.id)
+	}
+	p.mu.Unlock()
+	// Late spans can no longer be added to h.late: the trace is now in the
+	// decision cache, so its spans take the cache path.
+	for i, h := range toDecide {
+		h.td.ResourceSpans().MoveAndAppendTo(out.ResourceSpans())
+		if h.late != (ptrace.Traces{}) {
+			decisions[i].annotateAll(h.late)
+			h.late.ResourceSpans().MoveAndAppendTo(out.ResourceSpans())
+		}
+	}
+	if extra != (ptrace.Traces{}) {
+		extra.ResourceSpans().MoveAndAppendTo(out.ResourceSpans())
+	}
+	if out.ResourceSpans().Len() == 0 {
+		return nil
+	}
+	return p.next.ConsumeTraces(ctx, out)
+}
+
+// srcLoc identifies the resource and scope a span came from in one batch.
+type srcLoc struct {
+	batch  uint64
+	rs, ss int
+}
+
+// cursor remembers where the last span from a given source resource/scope
+// was appended in a destination, so spans of one batch that share a
+// resource and scope share one copy of them.
+type cursor struct {
+	loc   srcLoc
+	spans ptrace.SpanSlice
+	valid bool
+}
+
+// appendSpan copies span (with its resource and scope) into dst and
+// returns the copy.
+func appendSpan(dst ptrace.Traces, c *cursor, loc srcLoc, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span) ptrace.Span {
+	if !c.valid || c.loc != loc {
+		drs := dst.ResourceSpans().AppendEmpty()
+		rs.Resource().CopyTo(drs.Resource())
+		drs.SetSchemaUrl(rs.SchemaUrl())
+		dss := drs.ScopeSpans().AppendEmpty()
+		ss.Scope().CopyTo(dss.Scope())
+		dss.SetSchemaUrl(ss.SchemaUrl())
+		*c = cursor{loc: loc, spans: dss.Spans(), valid: true}
+	}
+	s := c.spans.AppendEmpty()
+	span.CopyTo(s)
+	return s
+}
