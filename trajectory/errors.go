@@ -127,7 +127,7 @@ var (
 	// OpenAI/Anthropic SDK error text: Python "Error code: 429 - {...}",
 	// JS "429 Rate limit reached..." (APIError.message is "<status> <msg>").
 	pyStatusRe = regexp.MustCompile(`Error code: ([1-5]\d\d)\b`)
-	jsStatusRe = regexp.MustCompile(`^(?:[A-Za-z]*Error: )?([45]\d\d) [A-Za-z(]`)
+	jsStatusRe = regexp.MustCompile(`^(?:[A-Za-z]*Error: )?([45]\d\d) [A-Za-z({"]`)
 	// A provider error body, as JSON or as a Python dict repr:
 	// {"error": {"code": "context_length_exceeded", "type": "..."}},
 	// {"type": "error", "error": {"type": "overloaded_error"}}.

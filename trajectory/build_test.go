@@ -1,0 +1,396 @@
+package trajectory
+
+import (
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+func TestBuildEmpty(t *testing.T) {
+	if runs := Build(ptrace.NewTraces()); len(runs) != 0 {
+		t.Fatalf("runs from nothing: %+v", runs)
+	}
+	s := newSynth("svc")
+	s.spans.AppendEmpty() // a span with no IDs at all
+	runs := Build(s.td)
+	if len(runs) != 1 || len(runs[0].Steps) != 0 {
+		t.Fatalf("runs %+v", runs)
+	}
+}
+
+func TestOrphansJoinTheOnlyRoot(t *testing.T) {
+	s := newSynth("svc")
+	s.span(1, 0, "invoke_agent a", map[string]any{"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "a"})
+	s.span(2, 99, "chat m", map[string]any{"gen_ai.operation.name": "chat"}) // parent 99 never exported
+	runs := Build(s.td)
+	if len(runs) != 1 {
+		t.Fatalf("want 1 run, got %d", len(runs))
+	}
+	r := runs[0]
+	eq(t, "root found", r.RootFound, true)
+	eq(t, "root", r.RootSpanID, sid(1))
+	eq(t, "orphans", r.Orphans, 1)
+	eq(t, "steps", len(r.Steps), 1)
+	eq(t, "agent", r.Agent, "a")
+}
+
+func TestOrphansWithoutRoot(t *testing.T) {
+	s := newSynth("svc")
+	s.span(2, 50, "chat m", map[string]any{"gen_ai.operation.name": "chat"})
+	s.span(3, 50, "execute_tool t", map[string]any{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "t"})
+	s.span(4, 3, "http", nil)
+	runs := Build(s.td)
+	if len(runs) != 1 {
+		t.Fatalf("want 1 run, got %d", len(runs))
+	}
+	r := runs[0]
+	eq(t, "root found", r.RootFound, false)
+	eq(t, "root id = shared missing parent", r.RootSpanID, sid(50))
+	eq(t, "orphans", r.Orphans, 2)
+	eq(t, "spans", len(r.SpanIDs), 3)
+	eq(t, "steps", stepKinds(&r), "llm,tool")
+
+	// Orphans with different missing parents: still one run, named after
+	// the first orphan.
+	s = newSynth("svc")
+	s.span(2, 50, "chat m", map[string]any{"gen_ai.operation.name": "chat"})
+	s.span(3, 60, "chat m", map[string]any{"gen_ai.operation.name": "chat"})
+	runs = Build(s.td)
+	if len(runs) != 1 || runs[0].RootSpanID != sid(2) || runs[0].Orphans != 2 {
+		t.Fatalf("runs %+v", runs)
+	}
+}
+
+func TestParentCyclesAreCut(t *testing.T) {
+	s := newSynth("svc")
+	s.span(1, 2, "a", map[string]any{"gen_ai.operation.name": "chat"})
+	s.span(2, 3, "b", nil)
+	s.span(3, 1, "c", nil)
+	s.span(4, 4, "self", map[string]any{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "x"})
+	s.span(5, 1, "child of cycle", nil)
+	runs := Build(s.td)
+	if len(runs) != 1 {
+		t.Fatalf("want 1 run, got %d", len(runs))
+	}
+	r := runs[0]
+	eq(t, "root found", r.RootFound, false)
+	eq(t, "spans", len(r.SpanIDs), 5)
+	eq(t, "steps", len(r.Steps), 2)
+	if r.Orphans < 2 {
+		t.Errorf("cycle and self-parent not counted: %d", r.Orphans)
+	}
+}
+
+func TestDeepChainDoesNotRecurse(t *testing.T) {
+	s := newSynth("svc")
+	const depth = 100_000
+	s.span(1, 0, "root", nil)
+	for i := uint64(2); i <= depth; i++ {
+		s.span(i, i-1, "n", nil)
+	}
+	s.span(depth+1, depth, "chat", map[string]any{"gen_ai.operation.name": "chat"})
+	runs := Build(s.td)
+	if len(runs) != 1 || len(runs[0].SpanIDs) != depth+1 || len(runs[0].Steps) != 1 {
+		t.Fatalf("deep chain: %d runs", len(runs))
+	}
+}
+
+func TestDuplicateSpanIDsKeepFirst(t *testing.T) {
+	s := newSynth("svc")
+	s.span(1, 0, "root", nil)
+	s.span(2, 1, "chat first", map[string]any{"gen_ai.operation.name": "chat", "gen_ai.response.model": "first"})
+	s.span(2, 1, "chat again", map[string]any{"gen_ai.operation.name": "chat", "gen_ai.response.model": "second"})
+	s.span(2, 1, "chat again", map[string]any{"gen_ai.operation.name": "chat"})
+	runs := Build(s.td)
+	r := runs[0]
+	eq(t, "duplicates", r.Duplicates, 2)
+	eq(t, "spans", len(r.SpanIDs), 2)
+	eq(t, "steps", len(r.Steps), 1)
+	eq(t, "kept first", r.Steps[0].Model, "first")
+}
+
+func TestSeveralTracesAndResources(t *testing.T) {
+	s := newSynth("svc-a")
+	s.span(1, 0, "invoke_agent a", map[string]any{"gen_ai.operation.name": "invoke_agent"})
+	s.span(2, 1, "chat", map[string]any{"gen_ai.operation.name": "chat"})
+	// A second resource holds a child of the same trace and another trace.
+	rs := s.td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", "svc-b")
+	s.spans = rs.ScopeSpans().AppendEmpty().Spans()
+	s.span(3, 1, "execute_tool t", map[string]any{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "t"})
+	s.tid = [16]byte{9}
+	s.span(10, 0, "invoke_agent b", map[string]any{"gen_ai.operation.name": "invoke_agent"})
+	runs := Build(s.td)
+	if len(runs) != 2 {
+		t.Fatalf("want 2 runs, got %d", len(runs))
+	}
+	eq(t, "run 1 steps", stepKinds(&runs[0]), "llm,tool")
+	eq(t, "run 1 service (root's resource)", runs[0].Service, "svc-a")
+	eq(t, "run 2 service", runs[1].Service, "svc-b")
+	eq(t, "run 2 trace", runs[1].TraceID, s.tid)
+}
+
+func TestSeveralAgentsSideBySide(t *testing.T) {
+	s := newSynth("svc")
+	s.span(1, 0, "workflow", map[string]any{"traceloop.span.kind": "workflow"})
+	s.span(2, 1, "researcher.agent", map[string]any{"traceloop.span.kind": "agent", "traceloop.entity.name": "researcher"})
+	s.span(3, 2, "chat", map[string]any{"gen_ai.operation.name": "chat"})
+	// A sub-agent inside the researcher stays in the researcher's run.
+	s.span(4, 2, "invoke_agent helper", map[string]any{"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "helper"})
+	s.span(5, 4, "chat", map[string]any{"gen_ai.operation.name": "chat"})
+	s.span(6, 1, "writer.agent", map[string]any{"traceloop.span.kind": "agent", "traceloop.entity.name": "writer"})
+	s.span(7, 6, "chat", map[string]any{"gen_ai.operation.name": "chat"})
+	fail(s.span(8, 1, "publish", nil), "publish failed")
+	fail(s.td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0), "workflow failed")
+	runs := Build(s.td)
+	if len(runs) != 2 {
+		t.Fatalf("want 2 runs, got %d", len(runs))
+	}
+	eq(t, "first agent", runs[0].Agent, "researcher")
+	eq(t, "first root", runs[0].RootSpanID, sid(2))
+	eq(t, "first steps (incl. sub-agent)", len(runs[0].Steps), 2)
+	eq(t, "second agent", runs[1].Agent, "writer")
+	eq(t, "second steps", len(runs[1].Steps), 1)
+	// The wrappers have no steps: they go with the run that ended last.
+	eq(t, "wrapper spans joined the last run", len(runs[1].SpanIDs), 4)
+	eq(t, "wrapper errors", len(runs[1].SpanErrors), 2)
+	eq(t, "first run span count", len(runs[0].SpanIDs), 4)
+}
+
+func TestStepsOutsideAgentsFormTheirOwnRun(t *testing.T) {
+	s := newSynth("svc")
+	s.span(1, 0, "root", nil)
+	s.span(2, 1, "invoke_agent a", map[string]any{"gen_ai.operation.name": "invoke_agent"})
+	s.span(3, 2, "chat", map[string]any{"gen_ai.operation.name": "chat"})
+	s.span(4, 1, "invoke_agent b", map[string]any{"gen_ai.operation.name": "invoke_agent"})
+	s.span(5, 4, "chat", map[string]any{"gen_ai.operation.name": "chat"})
+	s.span(6, 1, "chat (router)", map[string]any{"gen_ai.operation.name": "chat"})
+	runs := Build(s.td)
+	if len(runs) != 3 {
+		t.Fatalf("want 3 runs, got %d", len(runs))
+	}
+	eq(t, "root run", runs[0].RootSpanID, sid(1))
+	eq(t, "root run steps", len(runs[0].Steps), 1)
+	eq(t, "root run spans", len(runs[0].SpanIDs), 2)
+}
+
+func TestNestedSpansOfOneCallMerge(t *testing.T) {
+	s := newSynth("svc")
+	s.span(1, 0, "agent", map[string]any{"openinference.span.kind": "AGENT"})
+	// A framework LLM span around an SDK chat span: one step.
+	s.span(2, 1, "ChatOpenAI", map[string]any{
+		"openinference.span.kind":                                                 "LLM",
+		"llm.output_messages.0.message.role":                                      "assistant",
+		"llm.output_messages.0.message.tool_calls.0.tool_call.function.name":      "lookup",
+		"llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments": `{"q":"x"}`,
+	})
+	s.span(3, 2, "chat gpt", map[string]any{"gen_ai.operation.name": "chat", "gen_ai.response.model": "gpt", "gen_ai.usage.input_tokens": 12})
+	// A framework tool span around an MCP client span that failed.
+	s.span(4, 1, "lookup.tool", map[string]any{"traceloop.span.kind": "tool", "traceloop.entity.name": "lookup"})
+	fail(s.span(5, 4, "tools/call lookup", map[string]any{
+		"mcp.method.name": "tools/call", "gen_ai.tool.name": "lookup", "error.type": "-32602",
+	}), "MCP error -32602: invalid params")
+	s.span(6, 5, "POST /mcp", map[string]any{"http.response.status_code": 200})
+	runs := Build(s.td)
+	r := runs[0]
+	eq(t, "steps", stepKinds(&r), "llm,tool")
+	llm, tool := &r.Steps[0], &r.Steps[1]
+	eq(t, "merged model", llm.Model, "gpt")
+	eq(t, "merged tokens", llm.InputTokens, int64(12))
+	eq(t, "requested", llm.Requested[0].Name, "lookup")
+	eq(t, "outer convention kept", tool.Convention, ConventionTraceloop)
+	eq(t, "jsonrpc from inner span", tool.JSONRPCCode, -32602)
+	eq(t, "failed", tool.Failed(), true)
+	eq(t, "no span errors", len(r.SpanErrors), 0)
+}
+
+func TestHTTPChildSpanGivesStatusToFailedStep(t *testing.T) {
+	s := newSynth("svc")
+	s.span(1, 0, "invoke_agent", map[string]any{"gen_ai.operation.name": "invoke_agent"})
+	llm := fail(s.span(2, 1, "chat", map[string]any{"gen_ai.operation.name": "chat"}), "upstream error")
+	s.span(3, 2, "POST", map[string]any{"http.response.status_code": 503, "error.type": "503"})
+	ok := s.span(4, 1, "chat", map[string]any{"gen_ai.operation.name": "chat"})
+	ok.Status().SetCode(ptrace.StatusCodeOk)
+	s.span(5, 4, "POST", map[string]any{"http.status_code": "429"}) // retried inside, call succeeded
+	_ = llm
+	r := Build(s.td)[0]
+	eq(t, "failed step status", r.Steps[0].HTTPStatus, 503)
+	eq(t, "succeeded step keeps no status", r.Steps[1].HTTPStatus, 0)
+	eq(t, "no span errors", len(r.SpanErrors), 0)
+}
+
+func TestStepsOrderedByEnd(t *testing.T) {
+	s := newSynth("svc")
+	s.span(1, 0, "root", nil)
+	endAt(s.span(2, 1, "late", map[string]any{"gen_ai.operation.name": "chat"}), 9_000_000)
+	endAt(s.span(3, 1, "early", map[string]any{"gen_ai.operation.name": "chat"}), 2_000_000)
+	endAt(s.span(4, 1, "middle", map[string]any{"gen_ai.operation.name": "execute_tool"}), 5_000_000)
+	r := Build(s.td)[0]
+	var names []string
+	for _, st := range r.Steps {
+		names = append(names, st.Name)
+	}
+	eq(t, "order", strings.Join(names, ","), "early,middle,late")
+}
+
+func TestMalformedAndNonUTF8Attributes(t *testing.T) {
+	bad := "\xff\xfe{\"broken"
+	s := newSynth("svc\xff")
+	s.span(1, 0, "invoke_agent", map[string]any{"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "a\xffb"})
+	s.span(2, 1, "chat", map[string]any{
+		"gen_ai.operation.name":          "chat",
+		"gen_ai.input.messages":          `[{"role":"tool","parts":[{"type":"tool_call_response","id":1,"response":`,
+		"gen_ai.output.messages":         `[{"role":"assistant","parts":[{"type":"tool_call","id":{"x":1},"name":["n"],"arguments":"{"}]}]`,
+		"gen_ai.tool.definitions":        bad,
+		"gen_ai.response.finish_reasons": "[not json",
+		"gen_ai.usage.input_tokens":      "many",
+	})
+	s.span(3, 1, "execute_tool", map[string]any{
+		"gen_ai.operation.name":      "execute_tool",
+		"gen_ai.tool.name":           bad,
+		"gen_ai.tool.call.arguments": bad,
+		"gen_ai.tool.call.result":    `{"isError": "yes"`,
+	})
+	s.span(4, 1, "LLM", map[string]any{
+		"openinference.span.kind":                      "LLM",
+		"llm.input_messages.99999999999.message.role":  "user",
+		"llm.input_messages.-1.message.role":           "user",
+		"llm.input_messages.x.message.content":         "c",
+		"llm.output_messages.0.message.tool_calls.a.b": "c",
+		"llm.tools.0.tool.json_schema":                 `{"type":"function","function":{"name":"f","parameters":"{bad"}}`,
+		"input.value":                                  `{"messages":[[{"lc":1,"id":"notalist","kwargs":[]}]]}`,
+	})
+	s.span(5, 1, "ai.generateText.doGenerate", map[string]any{
+		"ai.operationId":        "ai.generateText.doGenerate",
+		"ai.prompt.tools":       []string{bad, `{"name":"ok","inputSchema":{"type":"object"}}`},
+		"ai.response.toolCalls": `[{"toolCallId":5}]`,
+		"ai.prompt.messages":    `[{"role":"tool","content":[{"type":"tool-result","output":{"type":"error-text","value":`,
+	})
+	exception(fail(s.span(6, 1, "x", map[string]any{"error.type": bad}), bad), bad, "Error code: 999 - {'error': {'code': "+bad)
+	runs := Build(s.td)
+	if len(runs) != 1 {
+		t.Fatalf("runs %d", len(runs))
+	}
+	r := runs[0]
+	eq(t, "steps", len(r.Steps), 4)
+	eq(t, "raw arguments kept", r.Steps[1].Arguments, bad)
+	eq(t, "raw tool name kept", r.Steps[1].ToolName, bad)
+	eq(t, "agent kept as is", r.Agent, "a\xffb")
+	for _, st := range r.Steps {
+		if st.Name == "ai.generateText.doGenerate" {
+			eq(t, "valid vercel def survives the bad one", strings.Join(offeredNames(&st), ","), "ok")
+		}
+	}
+	eq(t, "span error", len(r.SpanErrors), 1)
+}
+
+func TestLegacyTraceloopAttributes(t *testing.T) {
+	s := newSynth("svc")
+	s.span(1, 0, "wf", map[string]any{"traceloop.span.kind": "workflow", "traceloop.entity.name": "wf", "traceloop.workflow.name": "wf"})
+	s.span(2, 1, "openai.chat", map[string]any{
+		"llm.request.type":                           "chat",
+		"gen_ai.system":                              "openai",
+		"gen_ai.request.model":                       "gpt-4",
+		"gen_ai.usage.prompt_tokens":                 30,
+		"gen_ai.usage.completion_tokens":             7,
+		"llm.request.functions.0.name":               "get_time",
+		"llm.request.functions.0.parameters":         `{"type":"object","properties":{"tz":{"type":"string"}}}`,
+		"llm.request.functions.1.name":               "noschema",
+		"gen_ai.prompt.0.role":                       "user",
+		"gen_ai.prompt.0.content":                    "time?",
+		"gen_ai.prompt.1.role":                       "assistant",
+		"gen_ai.prompt.1.tool_calls.0.id":            "c1",
+		"gen_ai.prompt.1.tool_calls.0.name":          "get_tz",
+		"gen_ai.prompt.2.role":                       "tool",
+		"gen_ai.prompt.2.tool_call_id":               "c1",
+		"gen_ai.prompt.2.content":                    "unknown tool get_tz",
+		"gen_ai.completion.0.role":                   "assistant",
+		"gen_ai.completion.0.finish_reason":          "tool_calls",
+		"gen_ai.completion.0.tool_calls.0.id":        "c2",
+		"gen_ai.completion.0.tool_calls.0.name":      "get_time",
+		"gen_ai.completion.0.tool_calls.0.arguments": `{"tz":"UTC"}`,
+	})
+	s.span(3, 1, "get_time.tool", map[string]any{
+		"traceloop.span.kind": "tool", "traceloop.entity.name": "get_time",
+		"traceloop.entity.input":  `{"args":["UTC"],"kwargs":{}}`,
+		"traceloop.entity.output": `"12:00"`,
+	})
+	r := Build(s.td)[0]
+	eq(t, "steps", stepKinds(&r), "llm,tool")
+	llm := &r.Steps[0]
+	eq(t, "convention", llm.Convention, ConventionTraceloop)
+	eq(t, "model", llm.Model, "gpt-4")
+	eq(t, "tokens", llm.InputTokens, int64(30))
+	eq(t, "out tokens", llm.OutputTokens, int64(7))
+	eq(t, "offered", strings.Join(offeredNames(llm), ","), "get_time,noschema")
+	eqJSON(t, "schema", string(llm.Offered[0].Schema), `{"type":"object","properties":{"tz":{"type":"string"}}}`)
+	eq(t, "finish", strings.Join(llm.FinishReasons, ","), "tool_calls")
+	if len(llm.Requested) != 1 || llm.Requested[0].ID != "c2" || llm.Requested[0].Name != "get_time" || llm.Requested[0].Arguments != `{"tz":"UTC"}` {
+		t.Errorf("requested %+v", llm.Requested)
+	}
+	if len(llm.InputResults) != 1 || llm.InputResults[0].CallID != "c1" || llm.InputResults[0].Name != "get_tz" {
+		t.Errorf("input results %+v", llm.InputResults)
+	}
+	tool := &r.Steps[1]
+	eq(t, "positional arg", tool.Arguments, "UTC")
+	eq(t, "linked id", tool.ToolCallID, "c2")
+	eq(t, "agent falls back to workflow name", r.Agent, "wf")
+}
+
+func TestMCPSemanticConventions(t *testing.T) {
+	s := newSynth("svc")
+	s.span(1, 0, "invoke_agent", map[string]any{"gen_ai.operation.name": "invoke_agent"})
+	s.span(2, 1, "initialize", map[string]any{"mcp.method.name": "initialize"})
+	fail(s.span(3, 1, "tools/call search", map[string]any{
+		"mcp.method.name": "tools/call", "rpc.response.status_code": "-32601",
+	}), "")
+	s.span(4, 1, "tools/call fetch", map[string]any{
+		"mcp.method.name": "tools/call", "gen_ai.tool.name": "fetch", "error.type": "tool_error",
+		"gen_ai.tool.call.result": `{"content":[{"type":"text","text":"boom"}],"isError":true}`,
+	})
+	s.span(5, 1, "tools/call old", map[string]any{
+		"mcp.method.name": "tools/call", "gen_ai.tool.name": "old", "rpc.jsonrpc.error_code": -32000,
+	})
+	r := Build(s.td)[0]
+	eq(t, "steps", stepKinds(&r), "tool,tool,tool")
+	eq(t, "name from span name", r.Steps[0].ToolName, "search")
+	eq(t, "status code", r.Steps[0].JSONRPCCode, -32601)
+	eq(t, "tool_error", r.Steps[1].ResultIsError, true)
+	eq(t, "tool_error jsonrpc", r.Steps[1].HasJSONRPC, false)
+	eq(t, "deprecated code", r.Steps[2].JSONRPCCode, -32000)
+	eq(t, "convention", r.Steps[2].Convention, ConventionMCP)
+}
+
+func TestProviderCodesAndHTTPStatusFromErrorText(t *testing.T) {
+	cases := []struct {
+		msg, typ string
+		code     string
+		http     int
+	}{
+		{"Error code: 400 - {'error': {'message': \"This model's maximum context length is 8192 tokens\", 'type': 'invalid_request_error', 'param': 'messages', 'code': 'context_length_exceeded'}}", "BadRequestError", "context_length_exceeded", 400},
+		{`Error code: 529 - {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, "APIStatusError", "overloaded_error", 529},
+		{`429 {"error":{"message":"Rate limit","type":"requests","code":"rate_limit_exceeded"}}`, "RateLimitError", "rate_limit_exceeded", 429},
+		{"weather-api request failed: 502 Bad Gateway", "UpstreamHTTPError", "", 0},
+		{"[{\"code\": \"invalid_type\", \"path\": [\"amount\"]}]", "ZodError", "", 0},
+		{"Error: 503 The server is overloaded", "", "", 503},
+	}
+	for _, c := range cases {
+		s := newSynth("svc")
+		exception(fail(s.span(1, 0, "chat", map[string]any{"gen_ai.operation.name": "chat"}), c.msg), c.typ, c.msg)
+		st := Build(s.td)[0].Steps[0]
+		eq(t, c.msg+": code", st.Errors[0].Code, c.code)
+		eq(t, c.msg+": http", st.HTTPStatus, c.http)
+	}
+}
+
+func TestFinishReasonClass(t *testing.T) {
+	for in, want := range map[string]string{
+		"tool-calls": "tool_calls", "TOOL_CALLS": "tool_calls", "tool_call": "tool_calls", "tool_use": "tool_calls",
+		"max_tokens": "length", "MAX_TOKENS": "length", "length": "length",
+		"end_turn": "stop", "STOP": "stop", "content-filter": "content_filter", "SAFETY": "content_filter",
+		"weird": "weird",
+	} {
+		eq(t, in, FinishReasonClass(in), want)
+	}
+}
