@@ -1,0 +1,5 @@
+//go:generate mdatagen metadata.yaml
+
+// Package recoverywebhookexporter delivers triage recovery decisions to an
+// HTTP webhook, one signed POST per decision (Standard Webhooks convention).
+package recoverywebhookexporter // import "github.com/triage-otel/triage/exporter/recoverywebhookexporter"
