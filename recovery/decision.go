@@ -1,0 +1,107 @@
+package recovery
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// Evidence is what a classification rests on.
+type Evidence struct {
+	SpanID string `json:"span_id"` // 16 lowercase hex digits, or "" when not tied to a span
+	Signal string `json:"signal"`  // manifest, json_schema, http_status, text_rule:<name>, ...
+	Rule   string `json:"rule"`
+	Reason string `json:"reason"`
+}
+
+// Input describes one failed run.
+type Input struct {
+	FailureType string // a classifier failure type; anything else is treated as unknown
+	Confidence  float64
+	Evidence    []Evidence
+	TraceID     string // 32 hex digits
+	SpanID      string // 16 hex digits: the run's root (or evidence) span
+	// SessionID keys the attempt history (gen_ai.conversation.id,
+	// session.id, ...). Empty: the trace is the session.
+	SessionID string
+	Service   string
+	Agent     string
+	Tool      string
+	// Reason is the classifier's reason (e.g. why an unknown failure is not
+	// retryable); it reaches the decision redacted and truncated.
+	Reason string
+	// CheckpointID and Subgoal, when the run names them, feed
+	// rollback_to_checkpoint and resume_from_subgoal.
+	CheckpointID string
+	Subgoal      string
+}
+
+// Decision is the document an agent runtime consumes. Its JSON Schema is
+// DecisionSchema (decision.schema.json).
+type Decision struct {
+	DecisionID  string     `json:"decision_id"`
+	TraceID     string     `json:"trace_id"`
+	SpanID      string     `json:"span_id"`
+	SessionID   string     `json:"session_id"`
+	Service     string     `json:"service"`
+	Agent       string     `json:"agent"`
+	Tool        string     `json:"tool"`
+	FailureType string     `json:"failure_type"`
+	Confidence  float64    `json:"confidence"`
+	Evidence    []Evidence `json:"evidence"`
+	Action      Action     `json:"action"`
+	// Attempt is the number of this failure type's failures in the session
+	// so far (this one included); MaxAttempts is the policy's budget for
+	// them, 0 when unlimited (escalate, abort).
+	Attempt     int `json:"attempt"`
+	MaxAttempts int `json:"max_attempts"`
+	// Policy names the strategy that answered: "<path>:<kind>", e.g.
+	// "external_fault.steps[1]:replan" or "timeout:exhausted".
+	Policy  string         `json:"policy"`
+	Breaker *BreakerReport `json:"breaker,omitempty"`
+	Time    string         `json:"time"` // RFC 3339, UTC
+}
+
+// JSON encodes the decision.
+func (d Decision) JSON() ([]byte, error) { return json.Marshal(d) }
+
+// DecisionSchema is the JSON Schema (draft 2020-12) of the decision document.
+//
+//go:embed decision.schema.json
+var DecisionSchema []byte
+
+var (
+	schemaOnce     sync.Once
+	compiledSchema *jsonschema.Schema
+	schemaErr      error
+)
+
+// ValidateDecisionJSON checks a decision document against DecisionSchema.
+func ValidateDecisionJSON(doc []byte) error {
+	schemaOnce.Do(func() {
+		s, err := jsonschema.UnmarshalJSON(bytes.NewReader(DecisionSchema))
+		if err != nil {
+			schemaErr = err
+			return
+		}
+		c := jsonschema.NewCompiler()
+		c.AssertFormat()
+		if err := c.AddResource("decision.schema.json", s); err != nil {
+			schemaErr = err
+			return
+		}
+		compiledSchema, schemaErr = c.Compile("decision.schema.json")
+	})
+	if schemaErr != nil {
+		return fmt.Errorf("decision schema: %w", schemaErr)
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	if err != nil {
+		return fmt.Errorf("decision document: %w", err)
+	}
+	return compiledSchema.Validate(v)
+}

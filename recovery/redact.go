@@ -1,0 +1,201 @@
+package recovery
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// Redactor removes secrets from text and bounds its length, so that
+// decisions and the events built from them can be published: error texts,
+// tool arguments and messages routinely carry API keys and tokens.
+type Redactor struct {
+	maxLen   int
+	patterns []secretPattern
+	keys     *regexp.Regexp
+}
+
+// RedactorOptions configure a Redactor.
+type RedactorOptions struct {
+	// MaxLen bounds the bytes kept by Truncate and Text (default 512;
+	// negative: no bound).
+	MaxLen int
+	// ExtraPatterns are additional regular expressions whose matches are
+	// replaced by [REDACTED].
+	ExtraPatterns []string
+	// ExtraKeys are additional JSON keys (case-insensitive, exact) whose
+	// values JSON redacts.
+	ExtraKeys []string
+}
+
+// Redacted replaces a secret.
+const Redacted = "[REDACTED]"
+
+type secretPattern struct {
+	re *regexp.Regexp
+	// repl is the replacement template; "" replaces the whole match. Key=value
+	// shapes keep their key ("${1}[REDACTED]").
+	repl string
+}
+
+const keepKey = "${1}" + Redacted
+
+// builtinPatterns are the shapes of well-known credentials. Key=value forms
+// keep their key so the reader still knows what was removed.
+var builtinPatterns = []secretPattern{
+	// PEM private keys.
+	{re: regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)`)},
+	// Authorization headers and bearer/basic tokens.
+	{re: regexp.MustCompile(`(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}`), repl: keepKey},
+	{re: regexp.MustCompile(`(?i)(\bauthorization["']?\s*[:=]\s*["']?basic\s+)[A-Za-z0-9+/=]{8,}`), repl: keepKey},
+	// OpenAI / Anthropic / OpenRouter / DeepSeek style keys: sk-..., sk-proj-..., sk-ant-...
+	{re: regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{16,}`)},
+	// Stripe live/test secret and restricted keys.
+	{re: regexp.MustCompile(`\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}`)},
+	// Groq, GitHub, GitLab, Slack, Hugging Face, Google API keys.
+	{re: regexp.MustCompile(`\bgsk_[A-Za-z0-9]{20,}`)},
+	{re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})`)},
+	{re: regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}`)},
+	{re: regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`)},
+	{re: regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}`)},
+	{re: regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`)},
+	// AWS access key ids.
+	{re: regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`)},
+	// JSON Web Tokens.
+	{re: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)},
+	// Credentials in URLs: scheme://user:password@host.
+	{re: regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:)[^/\s@]+(@)`), repl: keepKey + "${2}"},
+	// key=value, key: value and "key": "value" for secret-looking keys
+	// (password, secret, token, api key, AWS secret access key, ...).
+	{re: regexp.MustCompile(`(?i)((?:\b|_)(?:password|passwd|pwd|pass|secret|client_secret|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|aws_secret_access_key|private[_-]?key|access[_-]?token|refresh[_-]?token|auth[_-]?token|token|credentials?|x-api-key|authorization)["']?\s*[:=]\s*["']?)([^\s"',;&}]+)`), repl: keepKey},
+}
+
+// defaultSecretKeys are JSON keys whose values JSON always redacts.
+var defaultSecretKeys = []string{
+	"password", "passwd", "pwd", "secret", "client_secret", "api_key", "apikey", "api-key",
+	"x-api-key", "access_key", "secret_key", "aws_secret_access_key", "private_key",
+	"access_token", "refresh_token", "auth_token", "token", "authorization", "cookie",
+	"set-cookie", "credentials", "credential",
+}
+
+// NewRedactor returns a redactor. Invalid extra patterns are reported by
+// NewRedactorChecked; NewRedactor skips them.
+func NewRedactor(o RedactorOptions) *Redactor {
+	r, _ := NewRedactorChecked(o)
+	return r
+}
+
+// NewRedactorChecked is NewRedactor that reports invalid extra patterns
+// (the redactor it returns then omits them).
+func NewRedactorChecked(o RedactorOptions) (*Redactor, error) {
+	r := &Redactor{maxLen: o.MaxLen, patterns: append([]secretPattern(nil), builtinPatterns...)}
+	if r.maxLen == 0 {
+		r.maxLen = 512
+	}
+	var bad []string
+	for _, p := range o.ExtraPatterns {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			bad = append(bad, fmt.Sprintf("%q: %v", p, err))
+			continue
+		}
+		r.patterns = append(r.patterns, secretPattern{re: re})
+	}
+	keys := append(append([]string(nil), defaultSecretKeys...), o.ExtraKeys...)
+	quoted := make([]string, len(keys))
+	for i, k := range keys {
+		quoted[i] = regexp.QuoteMeta(strings.ToLower(k))
+	}
+	r.keys = regexp.MustCompile(`^(?:` + strings.Join(quoted, "|") + `)$`)
+	if len(bad) > 0 {
+		return r, fmt.Errorf("redaction patterns: %s", strings.Join(bad, "; "))
+	}
+	return r, nil
+}
+
+// Redact replaces every secret in s with [REDACTED]. Invalid UTF-8 is
+// replaced first so the result is always valid text.
+func (r *Redactor) Redact(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	for _, p := range r.patterns {
+		if !p.re.MatchString(s) {
+			continue
+		}
+		if p.repl == "" {
+			s = p.re.ReplaceAllLiteralString(s, Redacted)
+		} else {
+			s = p.re.ReplaceAllString(s, p.repl)
+		}
+	}
+	return s
+}
+
+// Truncate bounds s to MaxLen bytes at a rune boundary, saying how much was cut.
+func (r *Redactor) Truncate(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if r.maxLen < 0 || len(s) <= r.maxLen {
+		return s
+	}
+	return truncateBytes(s, r.maxLen) + fmt.Sprintf("…[truncated %d bytes]", len(s)-len(truncateBytes(s, r.maxLen)))
+}
+
+// Text redacts then truncates.
+func (r *Redactor) Text(s string) string { return r.Truncate(r.Redact(s)) }
+
+// JSON redacts a JSON document (tool arguments, messages): the values of
+// secret-looking keys are replaced whatever their shape, every other string
+// is redacted as text; the result is truncated. Text that is not JSON is
+// redacted as text.
+func (r *Redactor) JSON(s string) string {
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		return r.Text(s)
+	}
+	out, err := json.Marshal(r.redactValue(v, 0))
+	if err != nil {
+		return r.Text(s)
+	}
+	return r.Truncate(string(out))
+}
+
+// maxJSONDepth stops the walk of absurdly nested documents; deeper parts
+// are dropped rather than published unredacted.
+const maxJSONDepth = 64
+
+func (r *Redactor) redactValue(v any, depth int) any {
+	if depth > maxJSONDepth {
+		return Redacted
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		for k, val := range x {
+			if r.keys.MatchString(strings.ToLower(k)) {
+				x[k] = Redacted
+				continue
+			}
+			x[k] = r.redactValue(val, depth+1)
+		}
+		return x
+	case []any:
+		for i := range x {
+			x[i] = r.redactValue(x[i], depth+1)
+		}
+		return x
+	case string:
+		return r.Redact(x)
+	}
+	return v
+}
+
+// truncateBytes cuts s to at most n bytes without splitting a rune.
+func truncateBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

@@ -1,0 +1,184 @@
+package recovery
+
+import (
+	"container/list"
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// MemoryStore is the in-process Store: sessions expire TTL after their last
+// failure, and at most MaxSessions (MaxBreakers) are held, the least recently
+// used being evicted first. Expiry is lazy (no background goroutine), so a
+// MemoryStore needs no shutdown.
+type MemoryStore struct {
+	mu       sync.Mutex
+	clock    Clock
+	sessions *ttlLRU[map[string]int]
+	breakers *ttlLRU[BreakerState]
+
+	sessionsEvicted atomic.Int64
+	sessionsExpired atomic.Int64
+	breakersEvicted atomic.Int64
+}
+
+// MemoryStoreOptions bound a MemoryStore.
+type MemoryStoreOptions struct {
+	SessionTTL  time.Duration // default 1h
+	MaxSessions int           // default 10000
+	BreakerTTL  time.Duration // idle breaker state is dropped after this; default 24h
+	MaxBreakers int           // default 1000
+	Clock       Clock
+}
+
+// NewMemoryStore returns an empty MemoryStore.
+func NewMemoryStore(o MemoryStoreOptions) *MemoryStore {
+	if o.Clock == nil {
+		o.Clock = systemClock{}
+	}
+	m := &MemoryStore{clock: o.Clock}
+	m.sessions = newTTLLRU[map[string]int](orDefaultDuration(o.SessionTTL, time.Hour), orDefault(o.MaxSessions, 10000),
+		func(expired bool) {
+			if expired {
+				m.sessionsExpired.Add(1)
+			} else {
+				m.sessionsEvicted.Add(1)
+			}
+		})
+	m.breakers = newTTLLRU[BreakerState](orDefaultDuration(o.BreakerTTL, 24*time.Hour), orDefault(o.MaxBreakers, 1000),
+		func(expired bool) {
+			if !expired {
+				m.breakersEvicted.Add(1)
+			}
+		})
+	return m
+}
+
+// MemoryStats counts what the bounds of a MemoryStore dropped.
+type MemoryStats struct {
+	Sessions        int   // sessions held now
+	SessionsEvicted int64 // dropped by the MaxSessions bound (LRU)
+	SessionsExpired int64 // dropped by the TTL
+	Breakers        int
+	BreakersEvicted int64
+}
+
+// Stats returns the store's counters.
+func (m *MemoryStore) Stats() MemoryStats {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return MemoryStats{
+		Sessions:        m.sessions.len(),
+		SessionsEvicted: m.sessionsEvicted.Load(),
+		SessionsExpired: m.sessionsExpired.Load(),
+		Breakers:        m.breakers.len(),
+		BreakersEvicted: m.breakersEvicted.Load(),
+	}
+}
+
+func (m *MemoryStore) Attempt(_ context.Context, session, failureType string) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.clock.Now()
+	counts, ok := m.sessions.get(boundKey(session), now)
+	if !ok {
+		counts = map[string]int{}
+	}
+	counts[failureType]++
+	m.sessions.put(boundKey(session), counts, now)
+	return counts[failureType], nil
+}
+
+func (m *MemoryStore) ResetSession(_ context.Context, session string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sessions.remove(boundKey(session))
+	return nil
+}
+
+func (m *MemoryStore) UpdateBreaker(_ context.Context, key string, update func(*BreakerState) bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.clock.Now()
+	k := boundKey(key)
+	st, _ := m.breakers.get(k, now)
+	st.Failures = append([]int64(nil), st.Failures...)
+	if update(&st) {
+		m.breakers.put(k, st, now)
+	}
+	return nil
+}
+
+func (m *MemoryStore) Close() error { return nil }
+
+// ttlLRU is a map bounded by size (least recently used evicted first) whose
+// entries expire ttl after their last put. Not safe for concurrent use.
+type ttlLRU[V any] struct {
+	ttl     time.Duration
+	size    int
+	order   *list.List // front = most recently used
+	items   map[string]*list.Element
+	dropped func(expired bool)
+}
+
+type ttlEntry[V any] struct {
+	key     string
+	val     V
+	expires time.Time
+}
+
+func newTTLLRU[V any](ttl time.Duration, size int, dropped func(expired bool)) *ttlLRU[V] {
+	return &ttlLRU[V]{ttl: ttl, size: size, order: list.New(), items: map[string]*list.Element{}, dropped: dropped}
+}
+
+func (c *ttlLRU[V]) len() int { return len(c.items) }
+
+func (c *ttlLRU[V]) get(key string, now time.Time) (V, bool) {
+	var zero V
+	el, ok := c.items[key]
+	if !ok {
+		return zero, false
+	}
+	e := el.Value.(*ttlEntry[V])
+	if !now.Before(e.expires) {
+		c.order.Remove(el)
+		delete(c.items, key)
+		c.dropped(true)
+		return zero, false
+	}
+	c.order.MoveToFront(el)
+	return e.val, true
+}
+
+func (c *ttlLRU[V]) put(key string, val V, now time.Time) {
+	if el, ok := c.items[key]; ok {
+		e := el.Value.(*ttlEntry[V])
+		e.val, e.expires = val, now.Add(c.ttl)
+		c.order.MoveToFront(el)
+		return
+	}
+	c.items[key] = c.order.PushFront(&ttlEntry[V]{key: key, val: val, expires: now.Add(c.ttl)})
+	for len(c.items) > c.size {
+		oldest := c.order.Back()
+		e := oldest.Value.(*ttlEntry[V])
+		c.order.Remove(oldest)
+		delete(c.items, e.key)
+		// An entry that had already expired is counted as expired, not evicted.
+		c.dropped(!now.Before(e.expires))
+	}
+}
+
+func (c *ttlLRU[V]) remove(key string) {
+	if el, ok := c.items[key]; ok {
+		c.order.Remove(el)
+		delete(c.items, key)
+	}
+}
+
+func orDefaultDuration(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}

@@ -1,0 +1,145 @@
+package recovery
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+)
+
+// RedisStore keeps history and breakers in Redis so that several collectors
+// share them. History: one hash per session ({prefix}h:{session}, a field per
+// failure type, HINCRBY + PEXPIRE in one MULTI). Breakers: one JSON value per
+// breaker key ({prefix}b:{key}), updated with WATCH/MULTI so that concurrent
+// collectors never both take the half-open probe.
+type RedisStore struct {
+	client     redis.UniversalClient
+	prefix     string
+	sessionTTL time.Duration
+	breakerTTL time.Duration
+}
+
+// RedisStoreOptions configure a RedisStore.
+type RedisStoreOptions struct {
+	Endpoint   string // host:port
+	Username   string
+	Password   string
+	DB         int
+	KeyPrefix  string        // default "triage:"
+	Timeout    time.Duration // dial/read/write timeout; default 100ms
+	SessionTTL time.Duration // default 1h
+	BreakerTTL time.Duration // default 24h
+}
+
+// NewRedisStore returns a store backed by the Redis at o.Endpoint. It does
+// not connect until first used.
+func NewRedisStore(o RedisStoreOptions) *RedisStore {
+	timeout := orDefaultDuration(o.Timeout, 100*time.Millisecond)
+	client := redis.NewClient(&redis.Options{
+		Addr:                  o.Endpoint,
+		Username:              o.Username,
+		Password:              o.Password,
+		DB:                    o.DB,
+		Protocol:              2,
+		DialTimeout:           timeout,
+		DialerRetries:         1,
+		ReadTimeout:           timeout,
+		WriteTimeout:          timeout,
+		PoolTimeout:           timeout,
+		ContextTimeoutEnabled: true,
+		// The caller degrades to memory on error; retrying here would only
+		// hold the pipeline longer.
+		MaxRetries:               -1,
+		DisableIdentity:          true,
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
+	})
+	prefix := o.KeyPrefix
+	if prefix == "" {
+		prefix = "triage:"
+	}
+	return &RedisStore{
+		client:     client,
+		prefix:     prefix,
+		sessionTTL: orDefaultDuration(o.SessionTTL, time.Hour),
+		breakerTTL: orDefaultDuration(o.BreakerTTL, 24*time.Hour),
+	}
+}
+
+func (r *RedisStore) sessionKey(session string) string { return r.prefix + "h:" + boundKey(session) }
+func (r *RedisStore) breakerKey(key string) string     { return r.prefix + "b:" + boundKey(key) }
+
+func (r *RedisStore) Attempt(ctx context.Context, session, failureType string) (int, error) {
+	key := r.sessionKey(session)
+	var incr *redis.IntCmd
+	_, err := r.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		incr = p.HIncrBy(ctx, key, failureType, 1)
+		p.PExpire(ctx, key, r.sessionTTL)
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("redis attempt: %w", err)
+	}
+	return int(incr.Val()), nil
+}
+
+func (r *RedisStore) ResetSession(ctx context.Context, session string) error {
+	if err := r.client.Del(ctx, r.sessionKey(session)).Err(); err != nil {
+		return fmt.Errorf("redis reset: %w", err)
+	}
+	return nil
+}
+
+// maxWatchRetries bounds optimistic retries under contention; each retry
+// is one round trip and the whole call is bounded by the caller's timeout.
+const maxWatchRetries = 64
+
+func (r *RedisStore) UpdateBreaker(ctx context.Context, key string, update func(*BreakerState) bool) error {
+	rkey := r.breakerKey(key)
+	txf := func(tx *redis.Tx) error {
+		var st BreakerState
+		raw, err := tx.Get(ctx, rkey).Bytes()
+		switch {
+		case errors.Is(err, redis.Nil):
+		case err != nil:
+			return err
+		default:
+			if err := json.Unmarshal(raw, &st); err != nil {
+				// A corrupt value reads as a fresh breaker rather than
+				// wedging every decision that passes through it.
+				st = BreakerState{}
+			}
+		}
+		if !update(&st) {
+			return nil
+		}
+		val, err := json.Marshal(&st)
+		if err != nil {
+			return err
+		}
+		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.Set(ctx, rkey, val, r.breakerTTL)
+			return nil
+		})
+		return err
+	}
+	for range maxWatchRetries {
+		err := r.client.Watch(ctx, txf, rkey)
+		if errors.Is(err, redis.TxFailedErr) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("redis breaker: %w", err)
+		}
+		return nil
+	}
+	return fmt.Errorf("redis breaker %s: too much contention", key)
+}
+
+// Ping checks that Redis answers.
+func (r *RedisStore) Ping(ctx context.Context) error { return r.client.Ping(ctx).Err() }
+
+func (r *RedisStore) Close() error { return r.client.Close() }

@@ -1,0 +1,42 @@
+package recovery
+
+import "fmt"
+
+// Sequence steps through its strategies across successive failures of the
+// same type in the same session: the first step answers its MaxAttempts
+// failures, then the second step, and so on. After the last step the
+// sequence is exhausted (and the engine escalates).
+type Sequence struct {
+	Steps []Strategy
+}
+
+func (s Sequence) Kind() string { return "sequence" }
+
+func (s Sequence) MaxAttempts() int {
+	n := 0
+	for _, st := range s.Steps {
+		n = addBudgets(n, st.MaxAttempts())
+	}
+	return n
+}
+
+func (s Sequence) Decide(env *Env, path string, attempt int) (Result, error) {
+	rest := attempt
+	for i, st := range s.Steps {
+		m := st.MaxAttempts()
+		if rest <= m {
+			return st.Decide(env, fmt.Sprintf("%s.steps[%d]", path, i), rest)
+		}
+		rest -= m
+	}
+	return exhaustedResult(path, attempt, s.MaxAttempts(), env.Input.FailureType), nil
+}
+
+// exhaustedResult is the escalation that ends every budget.
+func exhaustedResult(path string, attempt, maxAttempts int, failureType string) Result {
+	return Result{
+		Action: Action{Kind: ActionEscalate,
+			Reason: fmt.Sprintf("recovery budget exhausted: %d attempts for %s in this session", maxAttempts, failureType)},
+		Path: path, Leaf: "exhausted", Attempt: attempt, MaxAttempts: maxAttempts,
+	}
+}
