@@ -232,3 +232,22 @@ func TestFindShared(t *testing.T) {
 		t.Errorf("got %s", got)
 	}
 }
+
+func TestParseTracesConcatenated(t *testing.T) {
+	var m ptrace.JSONMarshaler
+	one, _ := m.MarshalTraces(CorpusTrace(CorpusEntry{Error: "a", Label: "unknown"}, "a"))
+	two, _ := m.MarshalTraces(CorpusTrace(CorpusEntry{Error: "b", Label: "unknown"}, "b"))
+	lines := append(append(append([]byte{}, one...), '\n'), two...)
+	td, err := ParseTraces("lines.json", lines)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if td.SpanCount() != 2 {
+		t.Errorf("merged %d spans, want 2", td.SpanCount())
+	}
+	for _, bad := range [][]byte{nil, []byte("  \n"), append(append([]byte{}, one...), []byte(`{"resourceSpans":[`)...), []byte(`[1,2]`)} {
+		if _, err := ParseTraces("bad.json", bad); err == nil || !strings.Contains(err.Error(), "bad.json") {
+			t.Errorf("%.30q: err = %v, want an error naming the file", bad, err)
+		}
+	}
+}
