@@ -95,6 +95,9 @@ func runClassify(args []string, stdout, stderr io.Writer) int {
 			code = exitFailed
 			continue
 		}
+		if td.SpanCount() == 0 {
+			fmt.Fprintf(stderr, "triage classify: %s holds no spans\n", f)
+		}
 		results := evalset.ClassifyTraces(cl, td)
 		if *explain {
 			explainFile(stdout, f, td.SpanCount(), results)

@@ -476,6 +476,16 @@ func TestReplayErrors(t *testing.T) {
 		t.Errorf("bad file: exit %d, stderr %q, sent %d", code, stderr, len(rec.bodies)-before)
 	}
 
+	// A file without spans (a logs export beside the captures) is skipped,
+	// with a notice, and is not an error.
+	empty := filepath.Join(dir, "x.logs.json")
+	os.WriteFile(empty, []byte(`{"resourceLogs":[]}`), 0o644)
+	before = len(rec.bodies)
+	code, _, stderr = runCLI("replay", "--endpoint", failing.URL, empty)
+	if code != 0 || !strings.Contains(stderr, "skipped "+empty) || len(rec.bodies) != before {
+		t.Errorf("file without spans: exit %d, stderr %q, sent %d", code, stderr, len(rec.bodies)-before)
+	}
+
 	// Nobody listening.
 	closed := httptest.NewServer(http.NotFoundHandler())
 	url := closed.URL

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -36,6 +37,11 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	code := exitOK
 	for _, f := range files {
 		n, err := replayFile(client, url, f, *fresh)
+		if errors.Is(err, errNoSpans) {
+			// E.g. a .logs.json beside the captures: nothing to send, not an error.
+			fmt.Fprintf(stderr, "triage replay: skipped %s: no spans in it\n", f)
+			continue
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "triage replay: %v\n", err)
 			code = exitFailed
@@ -45,6 +51,9 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	}
 	return code
 }
+
+// errNoSpans is returned for a file that parses but holds no spans.
+var errNoSpans = errors.New("no spans")
 
 // tracesURL appends the OTLP/HTTP traces path unless the endpoint has it.
 func tracesURL(endpoint string) string {
@@ -64,7 +73,7 @@ func replayFile(client *http.Client, url, file string, fresh bool) (int, error) 
 		return 0, err
 	}
 	if td.SpanCount() == 0 {
-		return 0, fmt.Errorf("%s: holds no spans, nothing to send", file)
+		return 0, errNoSpans
 	}
 	if fresh {
 		if err := freshTraceIDs(td); err != nil {
