@@ -23,6 +23,33 @@ type spanCtx struct {
 	attrs pcommon.Map
 	res   pcommon.Resource
 	scope string
+	cache *decodeCache
+}
+
+// decodeCache memoises decoded tool definitions within one Build call:
+// every LLM span of a run usually repeats the same definitions. Offered
+// slices are therefore shared between steps and must be treated as
+// read-only.
+type decodeCache struct {
+	defs map[string][]ToolDef
+}
+
+func (c *spanCtx) toolDefs(s string) []ToolDef {
+	if s == "" {
+		return nil
+	}
+	if c.cache == nil {
+		return decodeToolDefs(s)
+	}
+	if d, ok := c.cache.defs[s]; ok {
+		return d
+	}
+	d := decodeToolDefs(s)
+	if c.cache.defs == nil {
+		c.cache.defs = make(map[string][]ToolDef)
+	}
+	c.cache.defs[s] = d
+	return d
 }
 
 // reader is one instrumentation convention.
@@ -85,6 +112,7 @@ func Build(td ptrace.Traces) []Run {
 	}
 	var traces []*traceSpans
 	index := make(map[pcommon.TraceID]*traceSpans)
+	cache := &decodeCache{}
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
@@ -103,7 +131,7 @@ func Build(td ptrace.Traces) []Run {
 					index[tid] = t
 					traces = append(traces, t)
 				}
-				t.spans = append(t.spans, spanCtx{sp: sp, attrs: sp.Attributes(), res: res, scope: scope})
+				t.spans = append(t.spans, spanCtx{sp: sp, attrs: sp.Attributes(), res: res, scope: scope, cache: cache})
 			}
 		}
 	}

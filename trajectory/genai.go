@@ -68,7 +68,7 @@ func genaiFill(c *spanCtx, st *Step) {
 		st.OutputTokens, _ = firstInt(a, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens")
 	}
 	if len(st.Offered) == 0 {
-		st.Offered = decodeToolDefs(attrStr(a, "gen_ai.tool.definitions"))
+		st.Offered = c.toolDefs(attrStr(a, "gen_ai.tool.definitions"))
 	}
 	if len(st.InputResults) == 0 {
 		applyInput(st, decodeMessages(attrStr(a, "gen_ai.input.messages")))

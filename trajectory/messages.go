@@ -47,9 +47,9 @@ type jsonPart struct {
 // ({lc, id:[..., "ToolMessage"], kwargs:{...}}).
 type jsonMessage struct {
 	Role         string            `json:"role"`
-	Parts        []json.RawMessage `json:"parts"`
+	Parts        []jsonPart        `json:"parts"`
 	Content      json.RawMessage   `json:"content"`
-	ToolCalls    []json.RawMessage `json:"tool_calls"`
+	ToolCalls    []jsonToolCall    `json:"tool_calls"`
 	ToolCallID   string            `json:"tool_call_id"`
 	Name         string            `json:"name"`
 	FinishReason string            `json:"finish_reason"`
@@ -60,7 +60,7 @@ type jsonMessage struct {
 	ID               json.RawMessage `json:"id"`
 	Kwargs           json.RawMessage `json:"kwargs"`
 	AdditionalKwargs struct {
-		ToolCalls []json.RawMessage `json:"tool_calls"`
+		ToolCalls []jsonToolCall `json:"tool_calls"`
 	} `json:"additional_kwargs"`
 	ResponseMetadata struct {
 		FinishReason string `json:"finish_reason"`
@@ -109,6 +109,22 @@ func (c jsonToolCall) toToolCall() ToolCall {
 func decodeMessages(s string) []message {
 	if !looksJSON(s) {
 		return nil
+	}
+	// Fast path: a plain list of message objects is decoded in one pass.
+	if t := trimJSON(json.RawMessage(s)); t[0] == '[' {
+		if f := trimJSON(t[1:]); len(f) > 0 && f[0] == '{' {
+			var list []jsonMessage
+			if !lenientUnmarshal(t, &list) {
+				return nil
+			}
+			out := make([]message, 0, len(list))
+			for i := range list {
+				if m, ok := messageFrom(&list[i]); ok {
+					out = append(out, m)
+				}
+			}
+			return out
+		}
 	}
 	raw := unwrapMessageList(json.RawMessage(s), 0)
 	if raw == nil {
@@ -173,6 +189,11 @@ func decodeMessage(r json.RawMessage) (message, bool) {
 	if !lenientUnmarshal(r, &jm) {
 		return message{}, false
 	}
+	return messageFrom(&jm)
+}
+
+func messageFrom(src *jsonMessage) (message, bool) {
+	jm := *src
 	role := jm.Role
 	if len(jm.LC) > 0 && len(jm.Kwargs) > 0 {
 		// LangChain serialized message: the class name is the last id element.
@@ -220,7 +241,7 @@ func decodeMessage(r json.RawMessage) (message, bool) {
 				}
 			}
 		case '[':
-			var parts []json.RawMessage
+			var parts []jsonPart
 			if lenientUnmarshal(c, &parts) {
 				for _, p := range parts {
 					addPart(&m, &text, p, jm)
@@ -232,12 +253,9 @@ func decodeMessage(r json.RawMessage) (message, bool) {
 	if len(calls) == 0 {
 		calls = jm.AdditionalKwargs.ToolCalls
 	}
-	for _, c := range calls {
-		var jc jsonToolCall
-		if lenientUnmarshal(c, &jc) {
-			if tc := jc.toToolCall(); tc.Name != "" || tc.ID != "" {
-				m.Calls = appendCall(m.Calls, tc)
-			}
+	for _, jc := range calls {
+		if tc := jc.toToolCall(); tc.Name != "" || tc.ID != "" {
+			m.Calls = appendCall(m.Calls, tc)
 		}
 	}
 	m.Text = text.String()
@@ -273,19 +291,7 @@ func appendText(b *strings.Builder, s string) {
 	b.WriteString(s)
 }
 
-func addPart(m *message, text *strings.Builder, r json.RawMessage, parent jsonMessage) {
-	r = trimJSON(r)
-	if len(r) == 0 {
-		return
-	}
-	if r[0] == '"' {
-		appendText(text, rawJSONText(r))
-		return
-	}
-	var p jsonPart
-	if !lenientUnmarshal(r, &p) {
-		return
-	}
+func addPart(m *message, text *strings.Builder, p jsonPart, parent jsonMessage) {
 	isErr := (p.IsError != nil && *p.IsError) || (p.IsErrorSn != nil && *p.IsErrorSn)
 	switch p.Type {
 	case "text", "input_text", "output_text", "":

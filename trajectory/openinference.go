@@ -212,7 +212,7 @@ func oiFill(c *spanCtx, st *Step) {
 		}
 		sort.Ints(idx)
 		for _, i := range idx {
-			st.Offered = append(st.Offered, decodeToolDefs(tools[i])...)
+			st.Offered = append(st.Offered, c.toolDefs(tools[i])...)
 		}
 	}
 	inMsgs, outMsgs := in.messages(), out.messages()

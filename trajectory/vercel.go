@@ -84,7 +84,7 @@ func vercelFill(c *spanCtx, st *Step) {
 	}
 	if len(st.Offered) == 0 {
 		for _, t := range attrStrings(a, "ai.prompt.tools") {
-			if d := decodeToolDefs(t); len(d) > 0 {
+			if d := c.toolDefs(t); len(d) > 0 {
 				st.Offered = append(st.Offered, d...)
 			}
 		}
