@@ -46,15 +46,15 @@ type jsonPart struct {
 // Vercel ({role, content:[parts]}) and LangChain's serialized messages
 // ({lc, id:[..., "ToolMessage"], kwargs:{...}}).
 type jsonMessage struct {
-	Role         string            `json:"role"`
-	Parts        []jsonPart        `json:"parts"`
-	Content      json.RawMessage   `json:"content"`
-	ToolCalls    []jsonToolCall    `json:"tool_calls"`
-	ToolCallID   string            `json:"tool_call_id"`
-	Name         string            `json:"name"`
-	FinishReason string            `json:"finish_reason"`
-	Status       string            `json:"status"`
-	Type         string            `json:"type"`
+	Role         string          `json:"role"`
+	Parts        []jsonPart      `json:"parts"`
+	Content      json.RawMessage `json:"content"`
+	ToolCalls    []jsonToolCall  `json:"tool_calls"`
+	ToolCallID   string          `json:"tool_call_id"`
+	Name         string          `json:"name"`
+	FinishReason string          `json:"finish_reason"`
+	Status       string          `json:"status"`
+	Type         string          `json:"type"`
 	// LangChain serialization.
 	LC               json.RawMessage `json:"lc"`
 	ID               json.RawMessage `json:"id"`
