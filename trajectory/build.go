@@ -468,6 +468,25 @@ func (b *runBuilder) build(members []int32, roots []int32, rootFound bool, agent
 		}
 		return r.Steps[a].Start < r.Steps[c].Start
 	})
+	// Definitions recorded once on the agent (or root) span, e.g.
+	// gen_ai.tool.definitions on invoke_agent, are what the model was
+	// offered on LLM steps that do not record their own.
+	var agentDefs []ToolDef
+	for _, i := range append(agents[:len(agents):len(agents)], head) {
+		if b.mark[i] == b.gen {
+			if s := attrStr(nodes[i].c.attrs, "gen_ai.tool.definitions"); s != "" {
+				agentDefs = nodes[i].c.toolDefs(s)
+				break
+			}
+		}
+	}
+	if len(agentDefs) > 0 {
+		for k := range r.Steps {
+			if r.Steps[k].Kind == StepLLM && len(r.Steps[k].Offered) == 0 {
+				r.Steps[k].Offered = agentDefs
+			}
+		}
+	}
 	linkToolCalls(r.Steps)
 	sort.SliceStable(r.SpanErrors, func(a, c int) bool { return r.SpanErrors[a].End < r.SpanErrors[c].End })
 	b.describe(&r, members, roots, agents)

@@ -394,3 +394,23 @@ func TestFinishReasonClass(t *testing.T) {
 		eq(t, in, FinishReasonClass(in), want)
 	}
 }
+
+func TestGenAIDetailsEventAndAgentDefinitions(t *testing.T) {
+	s := newSynth("svc")
+	s.span(1, 0, "invoke_agent", map[string]any{
+		"gen_ai.operation.name":   "invoke_agent",
+		"gen_ai.tool.definitions": `[{"type":"function","name":"lookup","parameters":{"type":"object"}}]`,
+	})
+	chat := s.span(2, 1, "chat", map[string]any{"gen_ai.operation.name": "chat"})
+	ev := chat.Events().AppendEmpty()
+	ev.SetName("gen_ai.client.inference.operation.details")
+	ev.Attributes().PutStr("gen_ai.output.messages", `[{"role":"assistant","parts":[{"type":"text","content":"hi"},{"type":"tool_call","id":"c9","name":"lookup","arguments":"{\"q\":1}"}],"finish_reason":"tool_call"}]`)
+	r := Build(s.td)[0]
+	st := &r.Steps[0]
+	eq(t, "offered from agent span", strings.Join(offeredNames(st), ","), "lookup")
+	eq(t, "output from event", st.OutputText, "hi")
+	if len(st.Requested) != 1 || st.Requested[0].ID != "c9" || st.Requested[0].Arguments != `{"q":1}` {
+		t.Errorf("requested %+v", st.Requested)
+	}
+	eq(t, "finish from message", strings.Join(st.FinishReasons, ","), "tool_call")
+}

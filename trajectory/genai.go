@@ -2,6 +2,8 @@ package trajectory
 
 import (
 	"strings"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
 // OpenTelemetry GenAI semantic conventions (gen_ai.*).
@@ -67,13 +69,34 @@ func genaiFill(c *spanCtx, st *Step) {
 	if st.OutputTokens == 0 {
 		st.OutputTokens, _ = firstInt(a, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens")
 	}
-	if len(st.Offered) == 0 {
-		st.Offered = c.toolDefs(attrStr(a, "gen_ai.tool.definitions"))
+	// Message content is on the span, or on the span's
+	// gen_ai.client.inference.operation.details event.
+	for _, m := range []pcommon.Map{a, genaiDetailsEvent(c)} {
+		if m == (pcommon.Map{}) {
+			continue
+		}
+		if len(st.Offered) == 0 {
+			st.Offered = c.toolDefs(attrStr(m, "gen_ai.tool.definitions"))
+		}
+		if len(st.InputResults) == 0 {
+			applyInput(st, decodeMessages(attrStr(m, "gen_ai.input.messages")))
+		}
+		if len(st.Requested) == 0 || st.OutputText == "" {
+			applyOutput(st, decodeMessages(attrStr(m, "gen_ai.output.messages")))
+		}
 	}
-	if len(st.InputResults) == 0 {
-		applyInput(st, decodeMessages(attrStr(a, "gen_ai.input.messages")))
+}
+
+// genaiDetailsEvent returns the attributes of the span's
+// gen_ai.client.inference.operation.details event (the semconv event that
+// carries messages and tool definitions when they are not span attributes),
+// or the zero Map.
+func genaiDetailsEvent(c *spanCtx) pcommon.Map {
+	evs := c.sp.Events()
+	for i := 0; i < evs.Len(); i++ {
+		if evs.At(i).Name() == "gen_ai.client.inference.operation.details" {
+			return evs.At(i).Attributes()
+		}
 	}
-	if len(st.Requested) == 0 || st.OutputText == "" {
-		applyOutput(st, decodeMessages(attrStr(a, "gen_ai.output.messages")))
-	}
+	return pcommon.Map{}
 }
