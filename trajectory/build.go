@@ -598,6 +598,9 @@ func mergeEvidence(st *Step, ev *errorEvidence, outerStatus ptrace.StatusCode) {
 		st.JSONRPCCode, st.HasJSONRPC = ev.JSONRPCCode, true
 	}
 	for _, e := range ev.Errors {
+		if len(st.Errors) >= 2*MaxExceptionsPerSpan {
+			break // bounded like readErrors: a step merges few spans
+		}
 		dup := false
 		for _, x := range st.Errors {
 			if x == e {

@@ -414,3 +414,37 @@ func TestGenAIDetailsEventAndAgentDefinitions(t *testing.T) {
 	}
 	eq(t, "finish from message", strings.Join(st.FinishReasons, ","), "tool_call")
 }
+
+func TestHugeAttributesAndManyEvents(t *testing.T) {
+	huge := `[{"role":"assistant","parts":[{"type":"tool_call","id":"c","name":"t","arguments":"` +
+		strings.Repeat("x", MaxParsedJSONBytes) + `"}]}]`
+	s := newSynth("svc")
+	s.span(1, 0, "invoke_agent", map[string]any{"gen_ai.operation.name": "invoke_agent"})
+	s.span(2, 1, "chat", map[string]any{"gen_ai.operation.name": "chat", "gen_ai.output.messages": huge})
+	s.span(3, 1, "execute_tool", map[string]any{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.call.arguments": huge})
+	sp := fail(s.span(4, 1, "chat", map[string]any{"gen_ai.operation.name": "chat"}), "x")
+	for i := 0; i < 10_000; i++ {
+		exception(sp, "Retry", "attempt")
+	}
+	exception(sp, "Final", "last attempt")
+	// One message with many calls sharing an ID stays linear.
+	var b strings.Builder
+	b.WriteString(`[{"role":"assistant","parts":[`)
+	for i := 0; i < 50_000; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"type":"tool_call","id":"same","name":"t"}`)
+	}
+	b.WriteString(`]}]`)
+	s.span(5, 1, "chat", map[string]any{"gen_ai.operation.name": "chat", "gen_ai.output.messages": b.String()})
+	r := Build(s.td)[0]
+	eq(t, "huge output not parsed", len(r.Steps[0].Requested), 0)
+	eq(t, "huge arguments kept raw", r.Steps[1].Arguments, huge)
+	errs := r.Steps[2].Errors
+	eq(t, "exceptions capped", len(errs), MaxExceptionsPerSpan)
+	eq(t, "last exception kept", errs[len(errs)-1].Type, "Final")
+	if n := len(r.Steps[3].Requested); n < maxDedupCalls || n > 50_000 {
+		t.Errorf("requested calls %d", n)
+	}
+}

@@ -23,6 +23,20 @@ func (e *errorEvidence) failed() bool {
 	return e.StatusError || len(e.Errors) > 0 || e.HTTPStatus >= 400 || e.HasJSONRPC
 }
 
+// MaxExceptionsPerSpan bounds the exception events recorded per span: the
+// first MaxExceptionsPerSpan-1 and the last one are kept (a span with
+// thousands of retried exceptions would otherwise make merging quadratic).
+const MaxExceptionsPerSpan = 32
+
+func lastException(events ptrace.SpanEventSlice) int {
+	for i := events.Len() - 1; i >= 0; i-- {
+		if events.At(i).Name() == "exception" {
+			return i
+		}
+	}
+	return -1
+}
+
 // maxErrorTextScan bounds how much of an error message is scanned for a
 // provider error code or an HTTP status (error bodies are short; stack
 // traces after them are not needed).
@@ -37,9 +51,16 @@ func readErrors(sp ptrace.Span) errorEvidence {
 		e.StatusMessage = sp.Status().Message()
 	}
 	events := sp.Events()
+	last := -1
+	if events.Len() >= MaxExceptionsPerSpan {
+		last = lastException(events)
+	}
 	for i := 0; i < events.Len(); i++ {
 		ev := events.At(i)
 		if ev.Name() != "exception" {
+			continue
+		}
+		if len(e.Errors) >= MaxExceptionsPerSpan-1 && i != last {
 			continue
 		}
 		ea := ev.Attributes()

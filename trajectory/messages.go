@@ -262,10 +262,16 @@ func messageFrom(src *jsonMessage) (message, bool) {
 	return m, true
 }
 
+// maxDedupCalls is the number of calls of one message or step output
+// checked for duplicate IDs.
+const maxDedupCalls = 64
+
 // appendCall adds tc unless a call with the same ID is already there (a
 // message can carry the same call as a content part and in tool_calls).
 func appendCall(calls []ToolCall, tc ToolCall) []ToolCall {
-	if tc.ID != "" {
+	// Messages carry a handful of calls; past maxDedupCalls the duplicate
+	// check is skipped so a pathological message stays linear.
+	if tc.ID != "" && len(calls) <= maxDedupCalls {
 		for i := range calls {
 			if calls[i].ID == tc.ID {
 				if calls[i].Name == "" {
