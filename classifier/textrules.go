@@ -57,12 +57,12 @@ const (
 func rx(s string) *regexp.Regexp { return regexp.MustCompile(s) }
 
 // A tool or function name as it appears in messages: quoted or bare.
-const toolIdent = `['"\x60]?[\w.:/\-]+['"\x60]?`
+const toolIdent = `(?:['"\x60][^'"\x60\n]{1,80}['"\x60]|[\w.:/\-]+)`
 
 var textRules = []textRule{
 	{
 		name: "auth", typ: Unknown, reason: ReasonAuth, conf: confTextRule,
-		re: rx(`(?i)\b(?:incorrect|invalid|missing|expired|revoked|bad|no)[ _-]api[ _-]?key|\bapi[ _-]?key\b[^.\n]{0,40}\b(?:invalid|incorrect|not valid|expired|revoked|missing|required)|\binvalid[ _](?:x-)?api[ _-]?key|\bunauthori[sz]ed\b|\bunauthenticated\b|\bauthentication(?:[ _]error| failed| required|error)|\bnot authori[sz]ed\b|\bpermission[ _]denied\b|\baccess[ _]denied\b|\bforbidden\b|\binvalid (?:credentials|bearer token|access token|auth(?:entication)? token)|\b(?:does not|doesn't|do not) have (?:the )?(?:required )?(?:permission|iam role|access to (?:this|the) (?:resource|project|organization))|\binsufficient (?:permissions|privileges|scope)`),
+		re: rx(`(?i)\b(?:incorrect|invalid|missing|expired|revoked|bad|no)[ _-]api[ _-]?key|\bapi[ _-]?key\b[^.\n]{0,40}\b(?:invalid|incorrect|not valid|expired|revoked|missing|required)|\binvalid[ _](?:x-)?api[ _-]?key|\bunauthori[sz]ed\b|\bunauthenticated\b|\bauthentication(?:[ _]error| failed| required|error)|\bnot authori[sz]ed\b|\bpermission[ _]denied\b|\baccess[ _]denied\b|\b403 forbidden\b|^\s*forbidden\b|\baccess (?:is )?forbidden\b|\bforbidden:|\binvalid (?:authentication )?credentials|\binvalid (?:bearer token|access token|auth(?:entication)? token)|\b(?:does not|doesn't|do not) have (?:the )?(?:required )?(?:permission|iam role|access to (?:this|the) (?:resource|project|organization))|\binsufficient (?:permissions|privileges|scope)`),
 	},
 	{
 		name: "content_filter", typ: Unknown, reason: ReasonContentFilter, conf: confTextRule,
@@ -83,21 +83,21 @@ var textRules = []textRule{
 		// "Tool 'x' not found", "tool with name 'x' was not found",
 		// "Function x does not exist", "Tool x is not registered".
 		name: "tool_not_found", typ: WrongToolCalled, conf: confTextRule,
-		re: rx(`(?i)\b(?:tool|function)(?:\s+with(?:\s+the)?\s+name|\s+named|\s+name|\s+called)?\s+` + toolIdent + `\s+(?:is\s+|was\s+|has\s+been\s+)?(?:not\s+found|not\s+registered|not\s+defined|not\s+available|not\s+recogni[sz]ed|not\s+supported|not\s+a\s+valid|not\s+in\s+(?:the\s+)?(?:tool|function)s?|does\s+not\s+exist|doesn't\s+exist|could\s+not\s+be\s+found|cannot\s+be\s+found|missing\s+from)`),
+		re: rx(`(?i)\b(?:tool|function|action)(?:\s+with(?:\s+the)?\s+name|\s+named|\s+name|\s+call\s+name|\s+called)?\s+` + toolIdent + `\s+(?:is\s+|was\s+|has\s+been\s+)?(?:not\s+found|not\s+registered|not\s+defined|not\s+available|not\s+recogni[sz]ed|not\s+supported|not\s+a\s+valid|not\s+in\s+(?:the\s+)?(?:tool|function)s?|does\s+not\s+exist|doesn't\s+exist|don't\s+exist|do\s+not\s+exist|could\s+not\s+be\s+found|cannot\s+be\s+found|missing\s+from)`),
 	},
 	{
 		// "no such tool", "no function named 'x'", "could not find tool
 		// with name x", "x is not a valid tool", "'x' is not a registered
 		// agent tool".
 		name: "no_such_tool", typ: WrongToolCalled, conf: confTextRule,
-		re: rx(`(?i)\bno\s+such\s+(?:tool|function)\b|\b(?:no|could\s+not\s+find|couldn't\s+find|cannot\s+find|can't\s+find|unable\s+to\s+find|did\s+not\s+find|failed\s+to\s+find)\s+(?:a\s+|any\s+)?(?:tool|function)\s+(?:named|with\s+(?:the\s+)?name|called|matching)\b|\b(?:could\s+not|couldn't|cannot|can't|unable\s+to)\s+find\s+(?:tool|function)\s+['"\x60]|\bis\s+not\s+an?\s+(?:valid|registered|known|recogni[sz]ed|available|supported|existing)(?:\s+[\w-]+)?\s+(?:tool|function)\b`),
+		re: rx(`(?i)\bno\s+such\s+(?:tool|function)\b|\b(?:no|could\s+not\s+find|couldn't\s+find|cannot\s+find|can't\s+find|unable\s+to\s+find|did\s+not\s+find|failed\s+to\s+find)\s+(?:a\s+|any\s+)?(?:tool|function)\s+(?:named|with\s+(?:the\s+)?name|called|matching)\b|\b(?:could\s+not|couldn't|cannot|can't|unable\s+to)\s+find\s+(?:tool|function)\s+['"\x60]|\bis\s+not\s+an?\s+(?:valid|registered|known|recogni[sz]ed|available|supported|existing)(?:\s+[\w-]+)?\s+(?:tool|function)\b|\btried\s+to\s+(?:use|call)\s+(?:the\s+)?(?:tool|function)\s+` + toolIdent + `,?\s+but\s+it\s+(?:does\s+not|doesn't)\s+exist|\bdoes\s+not\s+contain\s+(?:a\s+|the\s+)?(?:plugin\s+and/or\s+)?(?:tool|function)\b`),
 	},
 	{
 		// Providers and routers report a missing model/deployment/endpoint
 		// in the same terms as a missing tool: the agent addressed
 		// something that does not exist.
 		name: "target_not_found", typ: WrongToolCalled, conf: confTextRuleLow,
-		re: rx(`(?i)\b(?:model|deployment|endpoint|agent)\s+` + toolIdent + `\s+(?:is\s+|was\s+)?(?:not\s+found|does\s+not\s+exist|doesn't\s+exist|could\s+not\s+be\s+found)|\bthe\s+(?:model|deployment|resource)\s+['"\x60][^'"\x60\n]{1,200}['"\x60](?:\s+under\s+[^\n]{0,120}?)?\s+(?:was\s+not\s+found|does\s+not\s+exist|could\s+not\s+be\s+found)|\bno\s+(?:model|deployment|resource)\s+with\s+(?:the\s+)?(?:name|id)\s+` + toolIdent + `\s+(?:was\s+)?found`),
+		re: rx(`(?i)\b(?:model|deployment|endpoint|agent)\s+` + toolIdent + `\s+(?:is\s+|was\s+)?(?:not\s+found|does\s+not\s+exist|doesn't\s+exist|could\s+not\s+be\s+found)|\bthe\s+(?:model|deployment|resource)\s+['"\x60][^'"\x60\n]{1,200}['"\x60](?:\s+under\s+[^\n]{0,120}?)?\s+(?:was\s+not\s+found|does\s+not\s+exist|could\s+not\s+be\s+found)|\bis\s+not\s+a\s+valid\s+model(?:\s+id)?\b|\bno\s+(?:model|deployment|resource)\s+with\s+(?:the\s+)?(?:name|id)\s+` + toolIdent + `\s+(?:was\s+)?found`),
 	},
 	{
 		// Step and recursion limits: a loop when the calls repeat,
@@ -112,7 +112,7 @@ var textRules = []textRule{
 	},
 	{
 		name: "schema_validation", typ: SchemaMismatch, conf: confTextRule,
-		re: rx(`(?i)\b\d+ validation errors? for\b|\bvalidation (?:error|failed|failure)|\b(?:schema|type|input|argument|arguments|parameter|parameters|params|json) validation (?:error|failed|failure)|\bvalidat(?:e|ion)[ _]failed\b|\bfailed to validate\b|\bfield required\b|\bmissing (?:required )?(?:field|property|parameter|argument|key)s?\b|\brequired (?:property|field|parameter|argument)s? (?:is |are )?missing|\bis a required (?:property|field|parameter|argument)|\bmust have required propert|\b(?:did not|does not|doesn't|didn't) (?:match|conform to|satisfy) (?:the )?(?:expected |required |tool'?s? |input |json |output )*(?:json )?(?:schema|format|type)|\bconforms? to the (?:json )?schema\b|\binvalid (?:input|arguments?|args|parameters?|params|tool (?:call )?(?:input|arguments?)|request body|json|type|value for)\b|\binvalid_type\b|\binvalid[ _]argument\b|\b(?:input|value) (?:should|must) be (?:a )?(?:valid )?\w+|\bvalue is not a valid\b|\bexpected (?:a |an |type )?['"]?(?:string|number|integer|int|float|double|boolean|bool|object|array|list|dict|map|null|str|tuple|date|enum|json)['"]?,? (?:but )?(?:got|received|found|was given|instead)\b|\bunable to parse\b|\b(?:could not|couldn't|cannot|failed to) (?:parse|decode) (?:the )?(?:tool |function )?(?:arguments|args|input|json|output|response)|\bnot (?:a )?valid json\b|\bmalformed json\b|\binvalid json\b|\bjson (?:parse|decode|syntax) error|\bunexpected (?:token|end)\b[^\n]{0,40}\bjson\b|\bexpecting (?:value|property name|',' delimiter|':' delimiter)|\bline \d+ column \d+ \(char \d+\)|\bunterminated string\b|\billegal trailing comma\b|\bobject key followed by\b|\boutput_parsing_failure\b|\bgot invalid (?:output|return|json)|\bschema mismatch\b|\bunprocessable entity\b`),
+		re: rx(`(?i)\b\d+ validation errors? for\b|\bvalidation (?:error|failed|failure)|\b(?:schema|type|input|argument|arguments|parameter|parameters|params|json) validation (?:error|failed|failure)|\bvalidat(?:e|ion)[ _]failed\b|\bfailed to validate\b|\bfield required\b|\bmissing (?:required )?(?:field|property|parameter|argument|key)s?\b|\brequired (?:property|field|parameter|argument)s? (?:is |are )?missing|\bis a required (?:property|field|parameter|argument)|\bmust have required propert|\b(?:did not|does not|doesn't|didn't) (?:match|conform to|satisfy) (?:the )?(?:expected |required |tool'?s? |input |json |output )*(?:json )?(?:schema|format|type)|\bconforms? to the (?:json )?schema\b|\binvalid (?:input|arguments?|args|parameters?|params|tool (?:call )?(?:input|arguments?)|request body|json|type|value for)\b|\binvalid_type\b|\binvalid[ _]argument\b|\b(?:input|value) (?:should|must) be (?:a )?(?:valid )?\w+|\bvalue is not a valid\b|\bexpected (?:a |an |type )?['"]?(?:string|number|integer|int|float|double|boolean|bool|object|array|list|dict|map|null|str|tuple|date|enum|json)['"]?,? (?:but )?(?:got|received|found|was given|instead)\b|\bunable to parse\b|\b(?:could not|couldn't|cannot|failed to) (?:parse|decode) (?:the )?(?:tool |function )?(?:arguments|args|input|json|output|response)|\bnot (?:a )?valid json\b|\bmalformed json\b|\binvalid json\b|\bjson (?:parse|decode|syntax) error|\bunexpected (?:token|end)\b[^\n]{0,40}\bjson\b|\bexpecting (?:value|property name|',' delimiter|':' delimiter)|\bline \d+ column \d+ \(char \d+\)|\bunterminated string\b|\billegal trailing comma\b|\bobject key followed by\b|\boutput_parsing_failure\b|\bgot invalid (?:output|return|json)|\bschema mismatch\b|\bunprocessable entity\b|\bmust be (?:a |an )?(?:string|number|integer|boolean|object|array|null)\b|\bis not of type\b|\bcannot unmarshal\b|\bcannot deserialize\b`),
 	},
 	{
 		// A status code written in the text: "429 Too Many Requests",
@@ -137,6 +137,11 @@ var textRules = []textRule{
 		re: rx(`(?i)\btimed?[ _-]?out\b|\btimeouts?\b|\bdeadline[ _](?:exceeded|expired)|\bdeadline of [\d.]+\s*m?s exceeded|\betimedout\b|\besockettimedout\b|\bdid not respond (?:within|in time)|\btook too long\b|\bseconds of inactivity\b|\bread timeout\b|\baborted due to timeout\b`),
 		// "timeout" as a setting or a retry hint is not a timeout.
 		exclude: rx(`(?i)\b(?:increase|set|configure|raise|adjust)\s+(?:the\s+)?(?:\w+\s+)?timeout\b|\btimeout\s+(?:must|should) be\b|\binvalid timeout\b`),
+	},
+	{
+		// Out of credit: not transient, retrying will not help.
+		name: "billing", typ: Unknown, reason: ReasonBilling, conf: confTextRule,
+		re: rx(`(?i)\bbilling (?:details|hard limit|issue|account|is not active)|\binsufficient[ _](?:credits?|balance|funds|quota)\b|\bpayment required\b|\bcredit balance is too low\b|\bcheck your plan and billing\b`),
 	},
 	{
 		name: "rate_limit", typ: ExternalFault, conf: confTextRule,

@@ -1,0 +1,200 @@
+package classifier
+
+import (
+	"testing"
+	"unicode/utf8"
+)
+
+// Phrasings from SDKs and frameworks that are not in the shipped corpora
+// (written from their sources and docs), to check that the rules are
+// families, not the corpus sentences.
+var heldOutPhrasings = []struct {
+	text   string
+	want   FailureType
+	reason string
+}{
+	// wrong tool
+	{"ModelBehaviorError: Tool lookup_order not found in agent support-bot", WrongToolCalled, ""},
+	{"Unknown tool name: 'fetch_invoice'. Available tools: search, calculator", WrongToolCalled, ""},
+	{"Unknown tool: create_refund", WrongToolCalled, ""},
+	{"Action 'Browse Web' don't exist, these are the only available Actions: Search", WrongToolCalled, ""},
+	{"I tried to use the tool scrape_site, but it doesn't exist.", WrongToolCalled, ""},
+	{"Function 'translate_text' not found in plugin 'text'", WrongToolCalled, ""},
+	{"Function call name 'send_fax' is not in the function declarations", WrongToolCalled, ""},
+	{"Tool 'lookup' is not defined in toolConfig", WrongToolCalled, ""},
+	{"No such tool: weather.v2", WrongToolCalled, ""},
+	{"Unknown tool send_fax, should be instead one of ['search', 'final_answer']", WrongToolCalled, ""},
+	{"MCP error -32601: Method not found", WrongToolCalled, ""},
+	{"model 'llama3.3' not found, try pulling it first", WrongToolCalled, ""},
+	// schema
+	{"1 validation error for refund_order\norder_id\n  Field required [type=missing]", SchemaMismatch, ""},
+	{"Invalid JSON input for tool search_flights: {\"from\": \"BER\"", SchemaMismatch, ""},
+	{"data/amount must be number", SchemaMismatch, ""},
+	{"data must have required property 'currency'", SchemaMismatch, ""},
+	{"'one hundred' is not of type 'number'", SchemaMismatch, ""},
+	{"json: cannot unmarshal string into Go struct field args.amount of type float64", SchemaMismatch, ""},
+	{"SyntaxError: Unexpected end of JSON input", SchemaMismatch, ""},
+	{"MCP error -32602: Invalid params", SchemaMismatch, ""},
+	// timeout
+	{"context deadline exceeded", Timeout, ""},
+	{"dial tcp 10.0.0.1:443: i/o timeout", Timeout, ""},
+	{"Client.Timeout exceeded while awaiting headers", Timeout, ""},
+	{"java.net.SocketTimeoutException: Read timed out", Timeout, ""},
+	{"MCP error -32001: Request timed out", Timeout, ""},
+	{"HTTP 504 from upstream", Timeout, ""},
+	// external
+	{"529 Overloaded", ExternalFault, ""},
+	{"503 The model is overloaded. Please try again later.", ExternalFault, ""},
+	{"upstream connect error or disconnect/reset before headers. reset reason: overflow", ExternalFault, ""},
+	{"Requests to the ChatCompletions_Create Operation have exceeded token rate limit of your current pricing tier.", ExternalFault, ""},
+	{"Error code: 502 - Bad Gateway", ExternalFault, ""},
+	// context
+	{"prompt is too long: 208310 tokens > 200000 maximum", ContextOverflow, ""},
+	{"The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).", ContextOverflow, ""},
+	{"Input is too long for requested model.", ContextOverflow, ""},
+	{"too many tokens: total number of tokens in the prompt cannot exceed 4081", ContextOverflow, ""},
+	// step limits resolve against the trajectory
+	{"Max turns (10) exceeded", stepLimitType, ""},
+	{"Agent stopped due to iteration limit or time limit.", stepLimitType, ""},
+	// not retryable: unknown with a reason
+	{"Request had invalid authentication credentials. Expected OAuth 2 access token", Unknown, ReasonAuth},
+	{"authentication_error: invalid x-api-key", Unknown, ReasonAuth},
+	{"Your credit balance is too low to access the Anthropic API.", Unknown, ReasonBilling},
+	{"You exceeded your current quota, please check your plan and billing details.", Unknown, ReasonBilling},
+	{"Your request was rejected as a result of our safety system.", Unknown, ReasonContentFilter},
+	{"The response was filtered due to the prompt triggering Azure OpenAI's content management policy.", Unknown, ReasonContentFilter},
+	{"Session expired, please log in again", Unknown, ReasonSessionExpired},
+	{"connect ECONNREFUSED 127.0.0.1:11434", Unknown, ReasonConnection},
+	{"socket hang up", Unknown, ReasonConnection},
+}
+
+func TestTextRulesHeldOutPhrasings(t *testing.T) {
+	for _, tc := range heldOutPhrasings {
+		f, ok := classifyText(tc.text)
+		if !ok {
+			t.Errorf("%q: no rule fired, want %s", tc.text, tc.want)
+			continue
+		}
+		if f.Type != tc.want || f.Reason != tc.reason {
+			t.Errorf("%q: got %s/%s (rule %s), want %s/%s", tc.text, f.Type, f.Reason, f.Rule, tc.want, tc.reason)
+		}
+		if f.Signal != SignalTextRule || f.Rule == "" {
+			t.Errorf("%q: evidence %q/%q, want text_rule with a rule name", tc.text, f.Signal, f.Rule)
+		}
+	}
+}
+
+// Near misses: strings that resemble failures but must not be read as a
+// failure class (unknown, with or without a reason, is acceptable: it
+// routes to the safe default).
+var nearMisses = []string{
+	"Tool get_weather returned: city not found",
+	"Error in lookup tool: customer not found",
+	"Tool execution completed in 429 ms",
+	"Processed 500 records in 503 ms",
+	"Found 503 results for query 'refund policy'",
+	"function not_found_handler registered",
+	"Validation passed for 3 fields",
+	"Expected delivery date: tomorrow",
+	"rate: 1.08 EUR/USD",
+	"The context of this conversation is about maximum performance",
+	"No tools were needed to answer",
+	"Server responded 200 OK",
+	"Connection established to api.example.com",
+	"Error code: 400 - bad request",
+	"404 page not found",
+	"the tool list contains 4 tools",
+	"TypeError: fetchWeather is not a function",
+	"You can increase the timeout in the client settings",
+	"This is forbidden knowledge, said the wizard",
+	"Retrying request (attempt 2 of 5)",
+	"",
+	"   ",
+}
+
+func TestTextRulesNearMisses(t *testing.T) {
+	for _, s := range nearMisses {
+		f, ok := classifyText(s)
+		if ok && f.Type != Unknown {
+			t.Errorf("%q: rule %s fired %s, want no failure class", s, f.Rule, f.Type)
+		}
+	}
+}
+
+func TestTextRulesOrder(t *testing.T) {
+	cases := []struct {
+		text string
+		want FailureType
+	}{
+		// tool-not-found wins over the schema words around it
+		{"Invalid value for 'tool_choice': no function named 'lookup_user' in tools", WrongToolCalled},
+		// -32602 carries unknown tools too; the text decides
+		{"MCP error -32602: Tool get_forecast not found", WrongToolCalled},
+		{"MCP error -32602: Input validation error: Invalid arguments for tool convert: expected number, received string", SchemaMismatch},
+		// a 400 alone is ambiguous: the text decides
+		{"400 This model's maximum context length is 8192 tokens.", ContextOverflow},
+		// rate limits on tokens are not context overflow
+		{"Rate limit reached for gpt-4o on tokens per min (TPM): Limit 30000, Used 29842, Requested 500.", ExternalFault},
+		// a refused connection echoing its timeout setting is not a timeout
+		{"Connection refused (connect timeout=30)", Unknown},
+		{"Connection to api.example.com timed out. (connect timeout=30)", Timeout},
+	}
+	for _, tc := range cases {
+		f, ok := classifyText(tc.text)
+		if !ok || f.Type != tc.want {
+			t.Errorf("%q: got %s (rule %s, ok %v), want %s", tc.text, f.Type, f.Rule, ok, tc.want)
+		}
+	}
+}
+
+func TestClassifyTextExported(t *testing.T) {
+	ft, rule, _, ok := ClassifyText("429 Too Many Requests")
+	if !ok || ft != ExternalFault || rule == "" {
+		t.Fatalf("got %s %q %v", ft, rule, ok)
+	}
+	if _, _, _, ok := ClassifyText("all good"); ok {
+		t.Fatal("a plain sentence fired a rule")
+	}
+}
+
+func TestTextRulesLongInputBounded(t *testing.T) {
+	long := make([]byte, 1<<20)
+	for i := range long {
+		long[i] = 'a'
+	}
+	// Evidence past the bound is not read: the start of a message is
+	// where errors say what they are.
+	s := string(long) + " rate limit exceeded"
+	if f, ok := classifyText(s); ok {
+		t.Fatalf("read past the bound: %+v", f)
+	}
+	if f, ok := classifyText("rate limit exceeded " + string(long)); !ok || f.Type != ExternalFault {
+		t.Fatalf("got %+v %v", f, ok)
+	}
+}
+
+func FuzzTextRules(f *testing.F) {
+	for _, tc := range heldOutPhrasings {
+		f.Add(tc.text)
+	}
+	for _, s := range nearMisses {
+		f.Add(s)
+	}
+	f.Add("\xff\xfe MCP error -32602: \x00 tool")
+	f.Fuzz(func(t *testing.T, s string) {
+		a, okA := classifyText(s)
+		b, okB := classifyText(s)
+		if a != b || okA != okB {
+			t.Fatalf("not deterministic on %q: %+v/%v vs %+v/%v", s, a, okA, b, okB)
+		}
+		if okA {
+			if a.Type == "" || a.Signal != SignalTextRule || a.Rule == "" {
+				t.Fatalf("incomplete finding on %q: %+v", s, a)
+			}
+			if _, known := ParseFailureType(string(a.Type)); !known && a.Type != stepLimitType {
+				t.Fatalf("unknown failure type %q on %q", a.Type, s)
+			}
+		}
+		_ = utf8.ValidString(s)
+	})
+}
