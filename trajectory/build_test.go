@@ -448,3 +448,26 @@ func TestHugeAttributesAndManyEvents(t *testing.T) {
 	eq(t, "last exception kept", errs[len(errs)-1].Type, "Final")
 	eq(t, "requested calls", len(r.Steps[3].Requested), 50_000)
 }
+
+func TestOtherMessageShapes(t *testing.T) {
+	s := newSynth("svc")
+	s.span(1, 0, "chat", map[string]any{
+		"gen_ai.operation.name": "chat",
+		// OpenAI chat, Anthropic blocks and Responses API items in one list.
+		"gen_ai.input.messages": `[
+			{"role":"assistant","tool_calls":[{"id":"a1","type":"function","function":{"name":"f","arguments":"{}"}}],
+			 "content":[{"type":"tool_use","id":"b1","name":"g","input":{"x":1}}]},
+			{"type":"function_call","id":"fc_1","call_id":"r1","name":"h","arguments":"{}"},
+			{"role":"tool","tool_call_id":"a1","content":"ok"},
+			{"role":"user","content":[{"type":"tool_result","tool_use_id":"b1","content":[{"type":"text","text":"bad"}],"is_error":true}]},
+			{"type":"function_call_output","call_id":"r1","output":"done"}]`,
+	})
+	st := Build(s.td)[0].Steps[0]
+	if len(st.InputResults) != 3 {
+		t.Fatalf("results %+v", st.InputResults)
+	}
+	want := []ToolResult{{CallID: "a1", Name: "f", Content: "ok"}, {CallID: "b1", Name: "g", Content: "bad", IsError: true}, {CallID: "r1", Name: "h", Content: "done"}}
+	for i, w := range want {
+		eq(t, "result", st.InputResults[i], w)
+	}
+}

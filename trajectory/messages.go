@@ -39,6 +39,7 @@ type jsonPart struct {
 	IsError    *bool           `json:"isError"`
 	IsErrorSn  *bool           `json:"is_error"`
 	ToolUseID  string          `json:"tool_use_id"`
+	CallID     string          `json:"call_id"` // OpenAI Responses API items
 }
 
 // jsonMessage is the union of message shapes: OTel GenAI ({role, parts,
@@ -55,6 +56,11 @@ type jsonMessage struct {
 	FinishReason string          `json:"finish_reason"`
 	Status       string          `json:"status"`
 	Type         string          `json:"type"`
+	// OpenAI Responses API items (function_call / function_call_output)
+	// appear in message lists without a role.
+	CallID    string          `json:"call_id"`
+	Arguments json.RawMessage `json:"arguments"`
+	Output    json.RawMessage `json:"output"`
 	// LangChain serialization.
 	LC               json.RawMessage `json:"lc"`
 	ID               json.RawMessage `json:"id"`
@@ -214,6 +220,12 @@ func messageFrom(src *jsonMessage) (message, bool) {
 	} else if role == "" {
 		// LangChain's plain dict form {type: "human"|"ai"|"tool", ...}.
 		switch jm.Type {
+		case "function_call":
+			return message{Role: "assistant", Calls: []ToolCall{{
+				ID: firstNonEmpty(jm.CallID, string(bytes.Trim(jm.ID, `"`))), Name: jm.Name, Arguments: rawJSONText(jm.Arguments),
+			}}}, true
+		case "function_call_output":
+			return message{Role: "tool", Results: []ToolResult{{CallID: jm.CallID, Content: contentText(jm.Output)}}}, true
 		case "human":
 			role = "user"
 		case "ai":
@@ -314,7 +326,7 @@ func addPart(m *message, text *strings.Builder, p jsonPart, parent jsonMessage) 
 			}
 		}
 	case "tool_call", "tool-call", "tool_use", "function_call":
-		tc := ToolCall{ID: firstNonEmpty(p.ID, p.ToolCallID), Name: firstNonEmpty(p.Name, p.ToolName)}
+		tc := ToolCall{ID: firstNonEmpty(p.CallID, p.ID, p.ToolCallID), Name: firstNonEmpty(p.Name, p.ToolName)}
 		for _, a := range []json.RawMessage{p.Arguments, p.Input, p.Args} {
 			if s := rawJSONText(a); s != "" {
 				tc.Arguments = s
@@ -322,9 +334,9 @@ func addPart(m *message, text *strings.Builder, p jsonPart, parent jsonMessage) 
 			}
 		}
 		m.Calls = appendCall(m.Calls, tc)
-	case "tool_call_response", "tool-result", "tool_result", "tool-error", "function_call_output":
+	case "tool_call_response", "tool_call_result", "tool-result", "tool_result", "tool-error", "function_call_output":
 		res := ToolResult{
-			CallID:  firstNonEmpty(p.ID, p.ToolCallID, p.ToolUseID, parent.ToolCallID),
+			CallID:  firstNonEmpty(p.CallID, p.ID, p.ToolCallID, p.ToolUseID, parent.ToolCallID),
 			Name:    firstNonEmpty(p.Name, p.ToolName, parent.Name),
 			IsError: isErr || p.Type == "tool-error" || parent.Status == "error",
 		}
@@ -529,15 +541,21 @@ func applyInput(st *Step, in []message) {
 	for _, m := range in[last+1:] {
 		results = append(results, m.Results...)
 	}
+	var names map[string]string // call ID → tool name, over the whole input
 	for i := range results {
 		r := &results[i]
 		if r.CallID != "" && r.Name == "" {
-			for _, c := range calls {
-				if c.ID == r.CallID {
-					r.Name = c.Name
-					break
+			if names == nil {
+				names = make(map[string]string)
+				for _, m := range in {
+					for _, c := range m.Calls {
+						if c.ID != "" && c.Name != "" {
+							names[c.ID] = c.Name
+						}
+					}
 				}
 			}
+			r.Name = names[r.CallID]
 		}
 		if r.CallID == "" && r.Name == "" && len(results) == len(calls) {
 			r.CallID, r.Name = calls[i].ID, calls[i].Name
