@@ -32,7 +32,7 @@ type Config struct {
 	// and webhook-timestamp but no webhook-signature. For local sinks only.
 	AllowUnsigned bool `mapstructure:"allow_unsigned"`
 
-	RetryConfig configretry.BackOffConfig                                 `mapstructure:"retry_on_failure"`
+	RetryConfig configretry.BackOffConfig                                `mapstructure:"retry_on_failure"`
 	QueueConfig configoptional.Optional[exporterhelper.QueueBatchConfig] `mapstructure:"sending_queue"`
 
 	// prevent unkeyed literal initialization
