@@ -139,7 +139,7 @@ type Step struct {
 	Model         string
 	FinishReasons []string
 	Requested     []ToolCall   // tool calls the model asked for in this step's output
-	Offered       []ToolDef    // tool definitions the model was given
+	Offered       []ToolDef    // tool definitions the model was given (may be shared between steps: read-only)
 	InputResults  []ToolResult // tool results in this step's input messages
 	OutputText    string       // the model's text output (for constraint checks)
 	InputTokens   int64
