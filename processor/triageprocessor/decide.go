@@ -27,6 +27,7 @@ const (
 	attrReason         = "triage.reason"
 	attrRecovered      = "triage.recovered"
 	attrRuleError      = "triage.rule_error"
+	attrRootMissing    = "triage.root_missing"
 )
 
 // annotation is one attribute to set on a span.
@@ -135,6 +136,7 @@ func (p *triageProcessor) decide(ctx context.Context, h *heldTrace) (d *decision
 	d.incident = make(map[pcommon.SpanID][]annotation)
 	d.root = make(map[pcommon.SpanID][]annotation)
 	var orphanVerdict *classifier.Verdict
+	var parents map[pcommon.SpanID]pcommon.SpanID
 	for i := range runs {
 		run := &runs[i]
 		extra := incidentsOfRun(run, ruleIncidents)
@@ -153,6 +155,20 @@ func (p *triageProcessor) decide(ctx context.Context, h *heldTrace) (d *decision
 		if !run.RootSpanID.IsEmpty() {
 			d.root[run.RootSpanID] = rootAnns
 		}
+		if !run.RootFound {
+			// The root never arrived: the run's top spans stand in for it
+			// so the verdict is visible, and the root still gets it by
+			// span ID if it arrives late.
+			if parents == nil {
+				parents = parentsOf(h.td)
+			}
+			standIn := append(rootAnns[:len(rootAnns):len(rootAnns)], boolAnn(attrRootMissing, true))
+			for _, id := range run.SpanIDs {
+				if _, parentHere := parents[parents[id]]; !parentHere {
+					d.root[id] = standIn
+				}
+			}
+		}
 		if !run.RootFound && (orphanVerdict == nil || worse(v.Outcome, orphanVerdict.Outcome)) {
 			orphanVerdict = &v
 			d.lateRoot = rootAnns
@@ -160,6 +176,22 @@ func (p *triageProcessor) decide(ctx context.Context, h *heldTrace) (d *decision
 	}
 	d.annotateAll(h.td)
 	return d
+}
+
+// parentsOf maps each span ID of td to its parent span ID.
+func parentsOf(td ptrace.Traces) map[pcommon.SpanID]pcommon.SpanID {
+	out := make(map[pcommon.SpanID]pcommon.SpanID, td.SpanCount())
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		sss := rss.At(i).ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				out[spans.At(k).SpanID()] = spans.At(k).ParentSpanID()
+			}
+		}
+	}
+	return out
 }
 
 // worse orders outcomes failed > recovered > ok.

@@ -1,0 +1,158 @@
+package triageprocessor
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/triage-otel/triage/classifier"
+	"github.com/triage-otel/triage/trajectory"
+)
+
+type fixtureLabel struct {
+	Framework   string   `json:"framework"`
+	Scenario    string   `json:"scenario"`
+	Label       string   `json:"label"`
+	Constraints []string `json:"constraints"`
+	CaptureFile string   `json:"capture_file"`
+}
+
+func loadLabels(t *testing.T) []fixtureLabel {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(sharedDir(t), "fixtures", "frameworks", "labels.json"))
+	require.NoError(t, err)
+	var labels []fixtureLabel
+	require.NoError(t, json.Unmarshal(b, &labels))
+	require.NotEmpty(t, labels)
+	return labels
+}
+
+// splitSpans returns one batch per span in capture order, which is the
+// order the SDK exported them (the order their end() was called). End
+// timestamps are not used: with coarse clocks a root can carry an end time
+// slightly before its last child's.
+func splitSpans(td ptrace.Traces) []ptrace.Traces {
+	type item struct {
+		rs   ptrace.ResourceSpans
+		ss   ptrace.ScopeSpans
+		span ptrace.Span
+	}
+	var items []item
+	for i := 0; i < td.ResourceSpans().Len(); i++ {
+		rs := td.ResourceSpans().At(i)
+		for j := 0; j < rs.ScopeSpans().Len(); j++ {
+			ss := rs.ScopeSpans().At(j)
+			for k := 0; k < ss.Spans().Len(); k++ {
+				items = append(items, item{rs, ss, ss.Spans().At(k)})
+			}
+		}
+	}
+	out := make([]ptrace.Traces, len(items))
+	for i, it := range items {
+		b := ptrace.NewTraces()
+		var c cursor
+		appendSpan(b, &c, srcLoc{}, it.rs, it.ss, it.span)
+		out[i] = b
+	}
+	return out
+}
+
+// TestFixtureAnnotationsMatchLibrary replays every shared framework capture
+// through the processor and checks that each run's root carries exactly the
+// verdict and failure type the library gives for the same run.
+func TestFixtureAnnotationsMatchLibrary(t *testing.T) {
+	labels := loadLabels(t)
+	failing := 0
+	for _, mode := range []string{"one_batch", "span_by_span"} {
+		for _, l := range labels {
+			if l.CaptureFile == "" {
+				continue
+			}
+			t.Run(mode+"/"+l.CaptureFile, func(t *testing.T) {
+				td := loadFixture(t, l.CaptureFile)
+				h := newHarness(t, func(c *Config) { c.Constraints.Global = l.Constraints })
+				if mode == "one_batch" {
+					h.send(td)
+				} else {
+					for _, b := range splitSpans(td) {
+						h.send(b)
+					}
+				}
+				// Traces whose root was lost are decided at shutdown.
+				require.NoError(t, h.p.Shutdown(context.Background()))
+				require.Equal(t, td.SpanCount(), h.sink.SpanCount(), "every span is forwarded exactly once")
+
+				c, err := classifier.New(classifier.Options{Constraints: l.Constraints})
+				require.NoError(t, err)
+				runs := trajectory.Build(td)
+				require.NotEmpty(t, runs, "the library finds a run")
+				fwd := h.forwarded()
+				for i := range runs {
+					run := &runs[i]
+					if run.RootSpanID.IsEmpty() {
+						continue
+					}
+					want := c.Classify(run)
+					var roots []ptrace.Span
+					if run.RootFound {
+						roots = fwd[run.RootSpanID]
+					} else {
+						// The root was lost: the run's top spans stand in.
+						assert.Empty(t, fwd[run.RootSpanID])
+						for _, id := range run.SpanIDs {
+							s := fwd[id][0]
+							if _, parentHere := fwd[s.ParentSpanID()]; !parentHere {
+								roots = append(roots, s)
+								missing, _ := s.Attributes().Get(attrRootMissing)
+								assert.True(t, missing.Bool())
+							}
+						}
+					}
+					require.NotEmpty(t, roots, "run root %s (found=%v) forwarded", run.RootSpanID, run.RootFound)
+					for _, root := range roots {
+						got, _ := strAttr(root, attrVerdict)
+						assert.Equal(t, string(want.Outcome), got, "verdict of run %s", run.RootSpanID)
+						got, _ = strAttr(root, attrFailureType)
+						assert.Equal(t, string(want.FailureType), got, "failure type of run %s", run.RootSpanID)
+						if want.Outcome == classifier.OutcomeFailed {
+							got, _ = strAttr(root, attrEvidenceSpanID)
+							assert.Equal(t, want.EvidenceSpanID.String(), got)
+						}
+					}
+					if want.Outcome == classifier.OutcomeFailed {
+						failing++
+					}
+					for _, inc := range want.Incidents {
+						if inc.SpanID.IsEmpty() || inc.SpanID == run.RootSpanID || !run.RootFound {
+							continue
+						}
+						assertIncident(t, fwd[inc.SpanID], inc)
+					}
+				}
+			})
+		}
+	}
+	assert.Positive(t, failing, "some fixture runs fail, so the comparison is not vacuous")
+}
+
+func assertIncident(t *testing.T, copies []ptrace.Span, inc classifier.Incident) {
+	t.Helper()
+	require.NotEmpty(t, copies, "incident span %s forwarded", inc.SpanID)
+	s := copies[0]
+	got, _ := strAttr(s, attrFailureType)
+	// A span holding several incidents shows the last one's class.
+	if got != string(inc.FailureType) {
+		t.Logf("incident span %s: %s (another incident on the same span wins)", inc.SpanID, got)
+		return
+	}
+	rec, ok := s.Attributes().Get(attrRecovered)
+	require.True(t, ok)
+	assert.Equal(t, pcommon.ValueTypeBool, rec.Type())
+}
