@@ -1,0 +1,177 @@
+package recovery
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+const sequencePolicy = `
+policy:
+  external_fault:
+    kind: sequence
+    steps:
+      - {kind: backoff_and_retry, max_attempts: 2, base_delay: 1s}
+      - {kind: replan, hint: "External service may be down: try a different approach."}
+history:
+  reset_on_success: true
+`
+
+func TestSequenceWalksAcrossRunsOfOneSessionThenEscalates(t *testing.T) {
+	e := newEngine(t, sequencePolicy)
+	in := input("external_fault", "conv-42")
+	ds := checkWalk(t, e, in, []step{
+		{ActionRetry, 1000, "external_fault.steps[0]:backoff_and_retry"},
+		{ActionRetry, 2000, "external_fault.steps[0]:backoff_and_retry"},
+		{ActionReplan, 0, "external_fault.steps[1]:replan"},
+		{ActionReplan, 0, "external_fault.steps[1]:replan"},
+		{ActionReplan, 0, "external_fault.steps[1]:replan"},
+		{ActionEscalate, 0, "external_fault:exhausted"},
+		{ActionEscalate, 0, "external_fault:exhausted"},
+	})
+	for _, d := range ds {
+		if d.MaxAttempts != 5 {
+			t.Fatalf("max_attempts %d, want 5 (2 backoffs + 3 replans)", d.MaxAttempts)
+		}
+	}
+	if !strings.Contains(ds[5].Action.Reason, "exhausted") {
+		t.Errorf("exhausted escalation should say so: %q", ds[5].Action.Reason)
+	}
+	// Another session starts from the beginning; another failure type of
+	// the same session has its own count.
+	if d := decide(t, e, input("external_fault", "conv-43")); d.Attempt != 1 || d.Action.Kind != ActionRetry {
+		t.Errorf("other session: %+v", d)
+	}
+	if d := decide(t, e, input("wrong_tool_called", "conv-42")); d.Attempt != 1 || d.Action.Kind != ActionRetry {
+		t.Errorf("other failure type: %+v", d)
+	}
+}
+
+func TestSuccessResetsTheSession(t *testing.T) {
+	e := newEngine(t, sequencePolicy)
+	in := input("external_fault", "conv-1")
+	decide(t, e, in)
+	decide(t, e, in)
+	if err := e.RecordSuccess(context.Background(), SuccessInput{SessionID: "conv-1"}); err != nil {
+		t.Fatal(err)
+	}
+	if d := decide(t, e, in); d.Attempt != 1 || d.Action.DelayMS != 1000 {
+		t.Fatalf("after a success the budget restarts: %+v", d)
+	}
+
+	keep := newEngine(t, strings.Replace(sequencePolicy, "reset_on_success: true", "reset_on_success: false", 1))
+	decide(t, keep, in)
+	_ = keep.RecordSuccess(context.Background(), SuccessInput{SessionID: "conv-1"})
+	if d := decide(t, keep, in); d.Attempt != 2 {
+		t.Fatalf("reset_on_success false keeps counting: attempt %d", d.Attempt)
+	}
+}
+
+func TestDefaultPolicy(t *testing.T) {
+	e := newEngine(t, `{}`)
+	cases := []struct {
+		ft   string
+		want []ActionKind
+	}{
+		{"wrong_tool_called", []ActionKind{ActionRetry, ActionRetry, ActionRetry, ActionEscalate}},
+		{"schema_mismatch", []ActionKind{ActionRetry, ActionRetry, ActionEscalate}},
+		{"external_fault", []ActionKind{ActionRetry, ActionRetry, ActionRetry, ActionFallback, ActionEscalate}},
+		{"timeout", []ActionKind{ActionRetry, ActionRetry, ActionRetry, ActionEscalate}},
+		{"loop_detected", []ActionKind{ActionReplan, ActionReplan, ActionEscalate}},
+		{"context_overflow", []ActionKind{ActionReplan, ActionReplan, ActionEscalate}},
+		{"constraint_ignored", []ActionKind{ActionReplan, ActionReplan, ActionEscalate}},
+		{"plan_incomplete", []ActionKind{ActionResume, ActionResume, ActionEscalate}},
+		{"unknown", []ActionKind{ActionEscalate, ActionEscalate}},
+	}
+	for _, c := range cases {
+		for i, k := range c.want {
+			d := decide(t, e, input(c.ft, "default-"+c.ft))
+			if d.Action.Kind != k {
+				t.Errorf("%s failure %d: %s, want %s (%s)", c.ft, i+1, d.Action.Kind, k, d.Policy)
+			}
+		}
+	}
+	d := decide(t, e, input("timeout", "default-timeout-2"))
+	if d.Action.DelayMS != 2000 {
+		t.Errorf("timeout first backoff %dms, want 2000", d.Action.DelayMS)
+	}
+}
+
+func TestUserEntriesOverrideDefaultsOnly(t *testing.T) {
+	e := newEngine(t, `
+policy:
+  timeout: {kind: abort, reason: "deadline is contractual"}
+  default: {kind: suspend}
+`)
+	if d := decide(t, e, input("timeout", "s")); d.Action.Kind != ActionAbort || d.MaxAttempts != 0 {
+		t.Errorf("timeout overridden to abort: %+v", d)
+	}
+	if d := decide(t, e, input("wrong_tool_called", "s")); d.Action.Kind != ActionRetry {
+		t.Errorf("wrong_tool_called keeps its default: %+v", d)
+	}
+	bare := newEngine(t, `
+disable_default_policy: true
+policy:
+  default: {kind: suspend}
+`)
+	if d := decide(t, bare, input("wrong_tool_called", "s")); d.Action.Kind != ActionSuspend || d.Policy != "default:suspend" {
+		t.Errorf("without defaults every type falls to default: %+v", d)
+	}
+}
+
+func TestDecideInputHandling(t *testing.T) {
+	e := newEngine(t, `{}`)
+	bad := input("timeout", "s")
+	bad.TraceID = "xyz"
+	if _, err := e.Decide(context.Background(), bad); err == nil {
+		t.Error("a malformed trace id must be rejected")
+	}
+	bad = input("timeout", "s")
+	bad.SpanID = ""
+	if _, err := e.Decide(context.Background(), bad); err == nil {
+		t.Error("a missing span id must be rejected")
+	}
+
+	odd := input("made_up_type", "")
+	odd.TraceID = strings.ToUpper(testTrace)
+	odd.Confidence = 7
+	odd.Evidence = append(odd.Evidence, Evidence{SpanID: "not-hex", Signal: "llm"})
+	d := decide(t, e, odd)
+	if d.FailureType != "unknown" || d.Action.Kind != ActionEscalate || !strings.Contains(d.Action.Reason, "made_up_type") {
+		t.Errorf("unrecognised type should escalate as unknown, saying so: %+v", d)
+	}
+	if d.SessionID != "trace:"+testTrace || d.TraceID != testTrace {
+		t.Errorf("no session: the trace is the session, ids lower-cased: %q %q", d.SessionID, d.TraceID)
+	}
+	if d.Confidence != 1 || d.Evidence[1].SpanID != "" {
+		t.Errorf("confidence clamped and bad evidence span id dropped: %v %q", d.Confidence, d.Evidence[1].SpanID)
+	}
+	if _, err := time.Parse(time.RFC3339Nano, d.Time); err != nil {
+		t.Errorf("time %q: %v", d.Time, err)
+	}
+	d2 := decide(t, e, odd)
+	if d2.DecisionID == d.DecisionID {
+		t.Error("decision ids must be unique")
+	}
+}
+
+func TestDecisionCarriesNoSecrets(t *testing.T) {
+	e := newEngine(t, `{}`)
+	in := input("unknown", "s")
+	in.Reason = "401 Unauthorized: invalid api key sk-proj-AbCdEfGhIjKlMnOpQrStUvWx1234"
+	in.Evidence[0].Reason = "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abcdefghijk " + strings.Repeat("x", 5000)
+	d := decide(t, e, in)
+	raw, _ := d.JSON()
+	for _, secret := range []string{"sk-proj-AbCdEf", "eyJhbGciOiJIUzI1NiJ9"} {
+		if strings.Contains(string(raw), secret) {
+			t.Fatalf("decision leaks %q: %s", secret, raw)
+		}
+	}
+	if len(d.Evidence[0].Reason) > 600 {
+		t.Errorf("evidence reason not truncated: %d bytes", len(d.Evidence[0].Reason))
+	}
+	if !strings.Contains(d.Action.Reason, "401 Unauthorized") {
+		t.Errorf("the classifier's reason should reach the escalation: %q", d.Action.Reason)
+	}
+}
