@@ -433,7 +433,7 @@ func (cl *classification) loop() (loopResult, bool) {
 	lc := make([]loopCall, 0, len(cl.calls))
 	for k := range cl.calls {
 		c := &cl.calls[k]
-		lc = append(lc, loopCall{name: c.name, canon: canonicalArgs(c.args), failed: c.failed, pos: c.pos, callIx: k})
+		lc = append(lc, newLoopCall(c.name, c.args, c.failed, c.pos, k))
 	}
 	// Calls are collected in step order except for tool steps linked to
 	// an earlier request; order them by position for the window.

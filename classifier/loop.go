@@ -2,15 +2,17 @@ package classifier
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"strings"
 )
 
 const confLoop = 0.9
 
-// maxCanonicalLen bounds canonical arguments kept for comparison, so that
-// similarity costs a constant per call and detection stays linear.
-const maxCanonicalLen = 512
+// maxCanonicalLen bounds the canonical arguments compared for similarity,
+// so that a comparison costs a constant and detection stays linear.
+// Equality compares a digest of the whole canonical form.
+const maxCanonicalLen = 256
 
 // canonicalArgs returns arguments with object keys sorted and whitespace
 // removed, so that {"b":1, "a":2} equals {"a":2,"b":1}. Malformed JSON is
@@ -24,7 +26,7 @@ func canonicalArgs(raw string) string {
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil || dec.More() {
-		return truncate(raw, maxCanonicalLen)
+		return raw
 	}
 	if s, ok := v.(string); ok {
 		// Arguments encoded twice ("{\"city\":\"Paris\"}").
@@ -39,9 +41,17 @@ func canonicalArgs(raw string) string {
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil { // maps are encoded with sorted keys
-		return truncate(raw, maxCanonicalLen)
+		return raw
 	}
-	return truncate(strings.TrimSpace(buf.String()), maxCanonicalLen)
+	return strings.TrimSpace(buf.String())
+}
+
+// newLoopCall keeps a digest of the canonical arguments for equality and
+// a bounded prefix for similarity.
+func newLoopCall(name, rawArgs string, failed bool, pos, callIx int) loopCall {
+	canon := canonicalArgs(rawArgs)
+	return loopCall{name: name, digest: sha256.Sum256([]byte(canon)), prefix: truncate(canon, maxCanonicalLen),
+		failed: failed, pos: pos, callIx: callIx}
 }
 
 func truncate(s string, n int) string {
@@ -54,7 +64,8 @@ func truncate(s string, n int) string {
 // loopCall is one tool call as the loop detector sees it.
 type loopCall struct {
 	name   string
-	canon  string
+	digest [sha256.Size]byte
+	prefix string
 	failed bool
 	pos    int // order key in the run
 	callIx int // index in the classifier's call list
@@ -79,19 +90,22 @@ func detectLoop(calls []loopCall, threshold, window int, similarity float64) (lo
 	if threshold < 2 || window < threshold || len(calls) < threshold {
 		return loopResult{}, false
 	}
-	type key struct{ name, canon string }
+	type key struct {
+		name   string
+		digest [sha256.Size]byte
+	}
 	counts := make(map[key]int)
 	counted := make([]bool, len(calls))
 	simRun := 0 // length of the current run of similar consecutive calls
 	for i := range calls {
 		c := &calls[i]
-		retry := i > 0 && calls[i-1].failed && calls[i-1].name == c.name && calls[i-1].canon == c.canon
+		retry := i > 0 && calls[i-1].failed && calls[i-1].name == c.name && calls[i-1].digest == c.digest
 		if i >= window && counted[i-window] {
 			old := &calls[i-window]
-			counts[key{old.name, old.canon}]--
+			counts[key{old.name, old.digest}]--
 		}
 		if !retry && c.name != "" {
-			k := key{c.name, c.canon}
+			k := key{c.name, c.digest}
 			counts[k]++
 			counted[i] = true
 			if counts[k] >= threshold {
@@ -99,7 +113,7 @@ func detectLoop(calls []loopCall, threshold, window int, similarity float64) (lo
 			}
 		}
 		if similarity > 0 && similarity <= 1 {
-			if i > 0 && !retry && c.name != "" && calls[i-1].name == c.name && argSimilarity(calls[i-1].canon, c.canon) >= similarity {
+			if i > 0 && !retry && c.name != "" && calls[i-1].name == c.name && argSimilarity(calls[i-1].prefix, c.prefix) >= similarity {
 				simRun++
 			} else {
 				simRun = 1

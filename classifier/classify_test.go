@@ -1,0 +1,310 @@
+package classifier
+
+import (
+	"testing"
+
+	"github.com/triage-otel/triage/trajectory"
+)
+
+func TestNewValidatesOptions(t *testing.T) {
+	bad := []Options{
+		{LoopThreshold: 1},
+		{LoopThreshold: 4, LoopWindow: 3},
+		{LoopSimilarity: 1.5},
+		{LoopSimilarity: -0.1},
+	}
+	for _, o := range bad {
+		if _, err := New(o); err == nil {
+			t.Errorf("%+v accepted", o)
+		}
+	}
+	c := mustNew(t, Options{})
+	if c.opts.LoopThreshold != DefaultLoopThreshold || c.opts.LoopWindow != DefaultLoopWindow {
+		t.Errorf("defaults: %+v", c.opts)
+	}
+}
+
+func TestNilAndEmptyRuns(t *testing.T) {
+	c := mustNew(t, Options{})
+	wantVerdict(t, c.Classify(nil), OutcomeOK, "")
+	wantVerdict(t, c.Classify(&trajectory.Run{}), OutcomeOK, "")
+}
+
+func TestOKRun(t *testing.T) {
+	c := mustNew(t, Options{})
+	b := newRun().
+		llm(tc("1", "lookup", `{"city":"Paris"}`)).tool("lookup", "1", `{"city":"Paris"}`).
+		llm(tc("2", "convert", `{"amount":100,"to":"EUR"}`)).tool("convert", "2", `{"amount":100,"to":"EUR"}`).
+		answer("18 degrees; 92 EUR")
+	v := c.Classify(&b.run)
+	wantVerdict(t, v, OutcomeOK, "")
+	if len(v.Incidents) != 0 {
+		t.Errorf("incidents %+v", v.Incidents)
+	}
+}
+
+func TestWrongToolWithoutToolSpan(t *testing.T) {
+	// The framework answered the unknown tool with an error result in the
+	// next model input; there is no tool span.
+	c := mustNew(t, Options{})
+	b := newRun().
+		llm(tc("1", "forecast", `{"city":"Paris"}`)).
+		answer("Sorry, I can't.", trajectory.ToolResult{CallID: "1", Name: "forecast", Content: "Model tried to call unavailable tool 'forecast'", IsError: true})
+	v := c.Classify(&b.run)
+	wantVerdict(t, v, OutcomeFailed, WrongToolCalled)
+	if v.Signal != SignalManifest || v.EvidenceSpanID != sid(1) || v.Confidence < 0.9 {
+		t.Errorf("evidence %+v", v)
+	}
+	if len(v.Incidents) != 1 || v.Incidents[0].Tool != "forecast" || v.Incidents[0].Recovered {
+		t.Errorf("incidents %+v", v.Incidents)
+	}
+}
+
+func TestWrongToolRecoveredByValidTool(t *testing.T) {
+	c := mustNew(t, Options{})
+	b := newRun().
+		llm(tc("1", "forecast", `{"city":"Paris"}`)).
+		llm(tc("2", "lookup", `{"city":"Paris"}`)).tool("lookup", "2", `{"city":"Paris"}`).
+		answer("18 degrees")
+	b.run.Steps[1].InputResults = []trajectory.ToolResult{{CallID: "1", Name: "forecast", Content: "Error: forecast is not a valid tool", IsError: false}}
+	v := c.Classify(&b.run)
+	wantVerdict(t, v, OutcomeRecovered, "")
+	if len(v.Incidents) != 1 || !v.Incidents[0].Recovered || v.Incidents[0].FailureType != WrongToolCalled {
+		t.Errorf("incidents %+v", v.Incidents)
+	}
+}
+
+func TestSchemaMismatchRecoveredBySameTool(t *testing.T) {
+	c := mustNew(t, Options{})
+	b := newRun().
+		llm(tc("1", "convert", `{"amount":"one hundred","to":"Euro"}`)).
+		llm(tc("2", "convert", `{"amount":100,"to":"EUR"}`)).tool("convert", "2", `{"amount":100,"to":"EUR"}`).
+		answer("92 EUR")
+	b.run.Steps[1].InputResults = []trajectory.ToolResult{{CallID: "1", Content: "Invalid input", IsError: true}}
+	wantVerdict(t, c.Classify(&b.run), OutcomeRecovered, "")
+
+	// Not retried: failed.
+	b = newRun().
+		llm(tc("1", "convert", `{"amount":"one hundred","to":"Euro"}`)).
+		answer("Sorry", trajectory.ToolResult{CallID: "1", Content: "Invalid input", IsError: true})
+	v := c.Classify(&b.run)
+	wantVerdict(t, v, OutcomeFailed, SchemaMismatch)
+	if v.Signal != SignalJSONSchema {
+		t.Errorf("signal %s", v.Signal)
+	}
+}
+
+func TestStructureContradictedByExecution(t *testing.T) {
+	// The framework ran the call successfully: the manifest we saw was
+	// partial, so no wrong-tool incident.
+	c := mustNew(t, Options{})
+	b := newRun().
+		llm(tc("1", "dynamic_tool", `{}`)).tool("dynamic_tool", "1", `{}`).
+		answer("done")
+	wantVerdict(t, c.Classify(&b.run), OutcomeOK, "")
+}
+
+func TestToolErrorClassifiedFromSpan(t *testing.T) {
+	c := mustNew(t, Options{})
+	b := newRun().
+		llm(tc("1", "lookup", `{"city":"Paris"}`)).
+		toolErr("lookup", "1", `{"city":"Paris"}`, "UpstreamHTTPError", "weather-api request failed: 502 Bad Gateway").
+		answer("Sorry")
+	v := c.Classify(&b.run)
+	wantVerdict(t, v, OutcomeFailed, ExternalFault)
+	if v.EvidenceSpanID != sid(2) || v.Signal != SignalTextRule || v.Rule != "http_status_text" {
+		t.Errorf("evidence %+v", v)
+	}
+}
+
+func TestToolErrorFromResultTextWithoutSpanError(t *testing.T) {
+	// The tool span looks fine; the result fed back says it failed.
+	c := mustNew(t, Options{})
+	b := newRun().
+		llm(tc("1", "convert", `{"amount":100,"to":"EUR"}`)).tool("convert", "1", `{"amount":100,"to":"EUR"}`).
+		answer("Sorry", trajectory.ToolResult{CallID: "1", Content: "TimeoutError: The operation was aborted due to timeout"})
+	v := c.Classify(&b.run)
+	wantVerdict(t, v, OutcomeFailed, Timeout)
+	if v.Signal != SignalExceptionType {
+		t.Errorf("signal %s", v.Signal)
+	}
+}
+
+func TestResultsWithoutIDsMatchedByName(t *testing.T) {
+	c := mustNew(t, Options{})
+	b := newRun().
+		llm(tc("", "lookup", `{"city":"Paris"}`)).
+		answer("Sorry", trajectory.ToolResult{Name: "lookup", Content: "Error: rate limit exceeded"})
+	v := c.Classify(&b.run)
+	wantVerdict(t, v, OutcomeFailed, ExternalFault)
+	// The same result resent in later turns counts once.
+	b.answer("Still sorry", trajectory.ToolResult{Name: "lookup", Content: "Error: rate limit exceeded"})
+	if v := c.Classify(&b.run); len(v.Incidents) != 1 {
+		t.Errorf("incidents %+v", v.Incidents)
+	}
+}
+
+func TestUnclassifiedToolErrorIsUnknown(t *testing.T) {
+	c := mustNew(t, Options{})
+	b := newRun().
+		llm(tc("1", "lookup", `{"city":"Paris"}`)).
+		toolErr("lookup", "1", `{"city":"Paris"}`, "Error", "something odd happened").
+		answer("Sorry")
+	v := c.Classify(&b.run)
+	wantVerdict(t, v, OutcomeFailed, Unknown)
+	if v.Reason != "" {
+		t.Errorf("reason %q for an unclassified error", v.Reason)
+	}
+}
+
+func TestLLMErrorRecoveredByRetry(t *testing.T) {
+	c := mustNew(t, Options{})
+	b := newRun()
+	b.add(trajectory.Step{Kind: trajectory.StepLLM, StatusError: true, HTTPStatus: 503, StatusMessage: "Service Unavailable"})
+	b.llm(tc("1", "lookup", `{"city":"Paris"}`)).tool("lookup", "1", `{"city":"Paris"}`).answer("18")
+	v := c.Classify(&b.run)
+	wantVerdict(t, v, OutcomeRecovered, "")
+	if len(v.Incidents) != 1 || v.Incidents[0].Signal != SignalHTTPStatus {
+		t.Errorf("incidents %+v", v.Incidents)
+	}
+}
+
+func TestRootErrorEndsRun(t *testing.T) {
+	c := mustNew(t, Options{})
+	// A retried LLM error followed by a different fatal error: the
+	// terminal incident decides.
+	b := newRun()
+	b.add(trajectory.Step{Kind: trajectory.StepLLM, StatusError: true, HTTPStatus: 429})
+	b.llm(tc("1", "lookup", `{"city":"Paris"}`)).tool("lookup", "1", `{"city":"Paris"}`)
+	b.add(trajectory.Step{Kind: trajectory.StepLLM, StatusError: true, HTTPStatus: 400,
+		Errors: []trajectory.ErrorInfo{{Type: "BadRequestError", Message: "This model's maximum context length is 8192 tokens"}}})
+	b.rootError("BadRequestError", "This model's maximum context length is 8192 tokens")
+	v := c.Classify(&b.run)
+	wantVerdict(t, v, OutcomeFailed, ContextOverflow)
+	for _, in := range v.Incidents {
+		if in.Recovered {
+			t.Errorf("run ended in error, incident marked recovered: %+v", in)
+		}
+	}
+}
+
+func TestRootOnlyEvidence(t *testing.T) {
+	// Instrumentations that lose the LLM span leave the error on the
+	// agent span only.
+	c := mustNew(t, Options{})
+	b := newRun().rootError("InternalServerError", "503 The server is overloaded or not ready yet.")
+	v := c.Classify(&b.run)
+	wantVerdict(t, v, OutcomeFailed, ExternalFault)
+	if v.EvidenceSpanID != b.run.RootSpanID || v.Incidents[0].StepIndex != -1 {
+		t.Errorf("evidence %+v", v)
+	}
+	b = newRun().rootError("AuthenticationError", "401 Incorrect API key provided")
+	v = c.Classify(&b.run)
+	wantVerdict(t, v, OutcomeFailed, Unknown)
+	if v.Reason != ReasonAuth {
+		t.Errorf("reason %q", v.Reason)
+	}
+}
+
+func TestDefiniteIncidentBeatsLaterWrapper(t *testing.T) {
+	// A wrapper error that says nothing must not hide the step's class.
+	c := mustNew(t, Options{})
+	b := newRun()
+	b.add(trajectory.Step{Kind: trajectory.StepLLM, StatusError: true, HTTPStatus: 503})
+	b.rootError("RetryError", "Failed after 3 attempts.")
+	wantVerdict(t, c.Classify(&b.run), OutcomeFailed, ExternalFault)
+}
+
+func TestLoopWins(t *testing.T) {
+	c := mustNew(t, Options{})
+	b := newRun()
+	for i := range 3 {
+		id := string(rune('a' + i))
+		b.llm(tc(id, "lookup", `{"city":"Paris"}`)).tool("lookup", id, `{"city":"Paris"}`)
+	}
+	b.add(trajectory.Step{Kind: trajectory.StepLLM, StatusError: true, HTTPStatus: 429})
+	b.rootError("RateLimitError", "429 Too Many Requests")
+	v := c.Classify(&b.run)
+	wantVerdict(t, v, OutcomeFailed, LoopDetected)
+	if v.Signal != SignalLoop {
+		t.Errorf("signal %s", v.Signal)
+	}
+}
+
+func TestLoopThenAnswerIsRecovered(t *testing.T) {
+	c := mustNew(t, Options{})
+	b := newRun()
+	for i := range 3 {
+		id := string(rune('a' + i))
+		b.llm(tc(id, "lookup", `{"city":"Paris"}`)).tool("lookup", id, `{"city":"Paris"}`)
+	}
+	b.answer("18 degrees")
+	wantVerdict(t, c.Classify(&b.run), OutcomeRecovered, "")
+}
+
+func TestRetriesAfterErrorsAreNotALoop(t *testing.T) {
+	c := mustNew(t, Options{})
+	b := newRun()
+	for i := range 3 {
+		id := string(rune('a' + i))
+		b.llm(tc(id, "lookup", `{"city":"Paris"}`)).toolErr("lookup", id, `{"city":"Paris"}`, "Error", "503 Service Unavailable")
+	}
+	b.answer("Sorry")
+	wantVerdict(t, c.Classify(&b.run), OutcomeFailed, ExternalFault)
+}
+
+func TestRecoveredThenFail(t *testing.T) {
+	c := mustNew(t, Options{})
+	b := newRun().
+		llm(tc("1", "lookup", `{"city":"Paris"}`)).
+		toolErr("lookup", "1", `{"city":"Paris"}`, "Error", "502 Bad Gateway").
+		llm(tc("2", "lookup", `{"city":"Paris"}`)).tool("lookup", "2", `{"city":"Paris"}`).
+		llm(tc("3", "forecast", `{"city":"Paris"}`)).
+		answer("Sorry", trajectory.ToolResult{CallID: "3", Content: "Tool forecast not found", IsError: true})
+	v := c.Classify(&b.run)
+	wantVerdict(t, v, OutcomeFailed, WrongToolCalled)
+	if len(v.Incidents) != 2 || !v.Incidents[0].Recovered || v.Incidents[0].FailureType != ExternalFault || v.Incidents[1].Recovered {
+		t.Errorf("incidents %+v", v.Incidents)
+	}
+}
+
+func TestExtraIncidents(t *testing.T) {
+	c := mustNew(t, Options{})
+	b := newRun().llm().answer("fine")
+	v := c.Classify(&b.run, Incident{SpanID: sid(2), StepIndex: -1, FailureType: ExternalFault, Signal: SignalOTTL, Rule: "slow_upstream", Confidence: 0.6})
+	wantVerdict(t, v, OutcomeFailed, ExternalFault)
+	if v.Signal != SignalOTTL || v.Rule != "slow_upstream" || v.Incidents[0].StepIndex != 1 {
+		t.Errorf("evidence %+v", v)
+	}
+	// Recovered when a later step succeeded.
+	v = c.Classify(&b.run, Incident{SpanID: sid(1), StepIndex: 0, FailureType: ExternalFault, Signal: SignalOTTL})
+	wantVerdict(t, v, OutcomeRecovered, "")
+}
+
+func TestConstraintIgnored(t *testing.T) {
+	c := mustNew(t, Options{Constraints: []string{"CONFIDENTIAL", "https://internal.example/"}})
+	b := newRun().llm(tc("1", "lookup", `{"city":"Paris"}`)).tool("lookup", "1", `{"city":"Paris"}`).
+		answer("See https://INTERNAL.example/wiki for details")
+	v := c.Classify(&b.run)
+	wantVerdict(t, v, OutcomeFailed, ConstraintIgnored)
+	if v.Signal != SignalConstraint || v.Rule != "https://internal.example/" {
+		t.Errorf("evidence %+v", v)
+	}
+	// A clean final answer supersedes an intermediate leak.
+	b = newRun().answer("draft: confidential numbers").answer("Here is the public summary.")
+	wantVerdict(t, c.Classify(&b.run), OutcomeRecovered, "")
+	// Without constraints nothing fires.
+	c2 := mustNew(t, Options{})
+	wantVerdict(t, c2.Classify(&b.run), OutcomeOK, "")
+}
+
+func TestClassifyDoesNotMutateRun(t *testing.T) {
+	c := mustNew(t, Options{})
+	b := newRun().llm(tc("1", "forecast", `{}`)).answer("no", trajectory.ToolResult{CallID: "1", Content: "Error", IsError: true})
+	before := len(b.run.Steps)
+	_ = c.Classify(&b.run)
+	_ = c.Classify(&b.run)
+	if len(b.run.Steps) != before || b.run.Steps[0].Requested[0].Name != "forecast" {
+		t.Fatal("run mutated")
+	}
+}

@@ -1,0 +1,168 @@
+package classifier
+
+import (
+	"testing"
+
+	"github.com/triage-otel/triage/trajectory"
+)
+
+func TestFromHTTPStatus(t *testing.T) {
+	cases := []struct {
+		code   int
+		want   FailureType
+		reason string
+		ok     bool
+	}{
+		{408, Timeout, "", true},
+		{504, Timeout, "", true},
+		{429, ExternalFault, "", true},
+		{500, ExternalFault, "", true},
+		{502, ExternalFault, "", true},
+		{503, ExternalFault, "", true},
+		{529, ExternalFault, "", true},
+		{401, Unknown, ReasonAuth, true},
+		{403, Unknown, ReasonAuth, true},
+		// ambiguous alone
+		{400, "", "", false},
+		{404, "", "", false},
+		{422, "", "", false},
+		{200, "", "", false},
+		{501, "", "", false},
+	}
+	for _, tc := range cases {
+		f, ok := fromHTTPStatus(tc.code)
+		if ok != tc.ok || f.Type != tc.want || f.Reason != tc.reason {
+			t.Errorf("%d: got %+v %v, want %s/%s %v", tc.code, f, ok, tc.want, tc.reason, tc.ok)
+		}
+	}
+}
+
+func TestFromJSONRPC(t *testing.T) {
+	cases := []struct {
+		code int
+		text string
+		want FailureType
+		ok   bool
+	}{
+		{-32601, "Method not found", WrongToolCalled, true},
+		{-32602, "Invalid params: expected number", SchemaMismatch, true},
+		{-32602, "MCP error -32602: Tool get_forecast not found", WrongToolCalled, true},
+		{-32603, "Internal error", ExternalFault, true},
+		{-32000, "server error", ExternalFault, true},
+		{-32001, "Request timed out", Timeout, true},
+		{-32700, "Parse error", SchemaMismatch, true},
+		{-1, "", "", false},
+		{0, "", "", false},
+	}
+	for _, tc := range cases {
+		f, ok := fromJSONRPC(tc.code, tc.text)
+		if ok != tc.ok || f.Type != tc.want {
+			t.Errorf("%d %q: got %+v %v, want %s %v", tc.code, tc.text, f, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestFromProviderCode(t *testing.T) {
+	cases := map[string]FailureType{
+		"context_length_exceeded": ContextOverflow,
+		"rate_limit_exceeded":     ExternalFault,
+		"overloaded_error":        ExternalFault,
+		"RATE-LIMIT-EXCEEDED":     ExternalFault,
+		"invalid_api_key":         Unknown,
+		"insufficient_quota":      Unknown,
+		"content_filter":          Unknown,
+	}
+	for code, want := range cases {
+		f, ok := fromProviderCode(code)
+		if !ok || f.Type != want {
+			t.Errorf("%s: got %+v %v, want %s", code, f, ok, want)
+		}
+	}
+	for _, code := range []string{"invalid_request_error", "", "not_found_error", "_OTHER"} {
+		if f, ok := fromProviderCode(code); ok {
+			t.Errorf("%q is ambiguous, got %+v", code, f)
+		}
+	}
+}
+
+func TestFromExceptionType(t *testing.T) {
+	cases := []struct {
+		name   string
+		want   FailureType
+		reason string
+		weak   bool
+	}{
+		{"openai.RateLimitError", ExternalFault, "", false},
+		{"anthropic.InternalServerError", ExternalFault, "", false},
+		{"ThrottlingException", ExternalFault, "", false},
+		{"google.api_core.exceptions.ResourceExhausted", ExternalFault, "", false},
+		{"APIConnectionTimeoutError", Timeout, "", false},
+		{"httpx.ReadTimeout", Timeout, "", false},
+		{"asyncio.TimeoutError", Timeout, "", false},
+		{"DeadlineExceeded", Timeout, "", false},
+		{"AI_NoSuchToolError", WrongToolCalled, "", false},
+		{"ToolNotFoundError", WrongToolCalled, "", false},
+		{"KernelFunctionNotFoundError", WrongToolCalled, "", false},
+		{"AI_InvalidToolInputError", SchemaMismatch, "", false},
+		{"InvalidToolArgumentsError", SchemaMismatch, "", false},
+		{"pydantic_core.ValidationError", SchemaMismatch, "", false},
+		{"ZodError", SchemaMismatch, "", false},
+		{"json.JSONDecodeError", SchemaMismatch, "", false},
+		{"OutputParserException", SchemaMismatch, "", false},
+		{"ContextWindowExceededError", ContextOverflow, "", false},
+		{"AuthenticationError", Unknown, ReasonAuth, false},
+		{"PermissionDeniedError", Unknown, ReasonAuth, false},
+		{"SessionExpiredError", Unknown, ReasonSessionExpired, false},
+		{"HILTimeoutError", Unknown, ReasonHumanInLoop, false},
+		{"ContentFilterFinishReasonError", Unknown, ReasonContentFilter, false},
+		{"APIConnectionError", Unknown, ReasonConnection, true},
+		{"httpx.ConnectError", Unknown, ReasonConnection, true},
+		{"MaxStepsExceededError", stepLimitType, "", false},
+		{"GraphRecursionError", stepLimitType, "", false},
+		{"MaxTurnsExceeded", stepLimitType, "", false},
+	}
+	for _, tc := range cases {
+		f, weak, ok := fromExceptionType(tc.name)
+		if !ok || f.Type != tc.want || f.Reason != tc.reason || weak != tc.weak {
+			t.Errorf("%s: got %+v weak=%v ok=%v, want %s/%s weak=%v", tc.name, f, weak, ok, tc.want, tc.reason, tc.weak)
+		}
+	}
+	// Generic names carry no class.
+	for _, name := range []string{"Error", "Exception", "ValueError", "KeyError", "BadRequestError", "APIError", "McpToolError", "UpstreamHTTPError", "RetryError", "TypeError", ""} {
+		if f, _, ok := fromExceptionType(name); ok {
+			t.Errorf("%q is generic, got %+v", name, f)
+		}
+	}
+}
+
+func TestClassifyEvidenceOrder(t *testing.T) {
+	// A status code beats the words around it.
+	ev := evidence{httpStatus: 503, errors: []trajectory.ErrorInfo{{Type: "Error", Message: "request timed out"}}}
+	if f, ok := classifyEvidence(&ev); !ok || f.Type != ExternalFault || f.Signal != SignalHTTPStatus {
+		t.Errorf("http 503: got %+v", f)
+	}
+	// An ambiguous 400 lets the provider code decide.
+	ev = evidence{httpStatus: 400, errors: []trajectory.ErrorInfo{{Type: "BadRequestError", Code: "context_length_exceeded", Message: "too long"}}}
+	if f, ok := classifyEvidence(&ev); !ok || f.Type != ContextOverflow || f.Signal != SignalProviderCode {
+		t.Errorf("400 + code: got %+v", f)
+	}
+	// error.type holding a number is read as a code.
+	ev = evidence{errors: []trajectory.ErrorInfo{{Type: "-32602", Message: "Tool x not found"}}}
+	if f, ok := classifyEvidence(&ev); !ok || f.Type != WrongToolCalled || f.Signal != SignalJSONRPCCode {
+		t.Errorf("error.type -32602: got %+v", f)
+	}
+	// A weak exception hint gives way to the text, and decides otherwise.
+	ev = evidence{errors: []trajectory.ErrorInfo{{Type: "ServerConnectionError", Message: "Server disconnected after 30.0 seconds of inactivity"}}}
+	if f, ok := classifyEvidence(&ev); !ok || f.Type != Timeout {
+		t.Errorf("weak hint + text: got %+v", f)
+	}
+	ev = evidence{errors: []trajectory.ErrorInfo{{Type: "APIConnectionError", Message: "boom"}}}
+	if f, ok := classifyEvidence(&ev); !ok || f.Type != Unknown || f.Reason != ReasonConnection || f.Signal != SignalExceptionType {
+		t.Errorf("weak hint alone: got %+v", f)
+	}
+	// Nothing decisive.
+	ev = evidence{errors: []trajectory.ErrorInfo{{Type: "Error", Message: "something went wrong"}}}
+	if f, ok := classifyEvidence(&ev); ok {
+		t.Errorf("generic error classified: %+v", f)
+	}
+}

@@ -1,0 +1,124 @@
+package classifier
+
+import (
+	"fmt"
+	"testing"
+)
+
+func TestCanonicalArgs(t *testing.T) {
+	eq := [][2]string{
+		{`{"b":1,"a":"x"}`, `{ "a" : "x", "b" : 1 }`},
+		{`{"a":{"d":1,"c":2}}`, "{\n\"a\": {\"c\":2, \"d\":1}\n}"},
+		{``, `{}`},
+		{`"{\"a\":1}"`, `{"a":1}`},
+		{`{"n":1.0}`, `{"n":1.0}`},
+	}
+	for _, p := range eq {
+		if a, b := canonicalArgs(p[0]), canonicalArgs(p[1]); a != b {
+			t.Errorf("%s vs %s: %s != %s", p[0], p[1], a, b)
+		}
+	}
+	ne := [][2]string{
+		{`{"a":1}`, `{"a":2}`},
+		{`{"n":1}`, `{"n":1.0}`}, // exact numbers are kept
+		{`{"a":"x"`, `{"a":"y"`},
+	}
+	for _, p := range ne {
+		if a, b := canonicalArgs(p[0]), canonicalArgs(p[1]); a == b {
+			t.Errorf("%s vs %s: both %s", p[0], p[1], a)
+		}
+	}
+}
+
+func calls(specs ...string) []loopCall {
+	out := make([]loopCall, len(specs))
+	for i, s := range specs {
+		failed := false
+		if s[0] == '!' {
+			failed, s = true, s[1:]
+		}
+		var name, args string
+		fmt.Sscanf(s, "%s %s", &name, &args)
+		out[i] = newLoopCall(name, args, failed, i, i)
+	}
+	return out
+}
+
+func TestDetectLoop(t *testing.T) {
+	cases := []struct {
+		name  string
+		calls []loopCall
+		want  bool
+	}{
+		{"three equal", calls(`a {"x":1}`, `a {"x":1}`, `a {"x":1}`), true},
+		{"key order does not matter", calls(`a {"x":1,"y":2}`, `a {"y":2,"x":1}`, `a {"x":1,"y":2}`), true},
+		{"spread within window", calls(`a {"x":1}`, `b {}`, `a {"x":1}`, `c {}`, `d {}`, `a {"x":1}`), true},
+		{"spread beyond window", calls(`a {"x":1}`, `b {}`, `c {}`, `a {"x":1}`, `d {}`, `e {}`, `f {}`, `a {"x":1}`), false},
+		{"different arguments", calls(`a {"x":1}`, `a {"x":2}`, `a {"x":3}`, `a {"x":4}`), false},
+		{"two only", calls(`a {"x":1}`, `a {"x":1}`), false},
+		// retries right after an error are not loop steps
+		{"retries after errors", calls(`!a {"x":1}`, `!a {"x":1}`, `a {"x":1}`), false},
+		{"retries then repeats", calls(`!a {"x":1}`, `a {"x":1}`, `a {"x":1}`, `a {"x":1}`), true},
+	}
+	for _, tc := range cases {
+		_, got := detectLoop(tc.calls, 3, 6, 0)
+		if got != tc.want {
+			t.Errorf("%s: got %v want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestDetectLoopSimilarity(t *testing.T) {
+	cs := calls(`search {"q":"revenue_Q1"}`, `search {"q":"revenue_for_Q1"}`, `search {"q":"revenue_of_Q1"}`)
+	if _, ok := detectLoop(cs, 3, 6, 0); ok {
+		t.Fatal("exact mode matched different arguments")
+	}
+	if _, ok := detectLoop(cs, 3, 6, 0.8); !ok {
+		t.Fatal("similar arguments not matched at 0.8")
+	}
+	far := calls(`search {"q":"revenue"}`, `search {"q":"weather in Paris"}`, `search {"q":"flights"}`)
+	if _, ok := detectLoop(far, 3, 6, 0.8); ok {
+		t.Fatal("dissimilar arguments matched")
+	}
+}
+
+func TestDetectLoopLargeInputs(t *testing.T) {
+	// Long argument strings are bounded, so similarity stays cheap.
+	big := make([]byte, 100000)
+	for i := range big {
+		big[i] = 'x'
+	}
+	arg := `{"q":"` + string(big) + `"}`
+	proto := newLoopCall("t", arg, false, 0, 0)
+	cs := make([]loopCall, 0, 2000)
+	for i := range 2000 {
+		// Rotating tools, each call similar to its predecessor's arguments.
+		c := proto
+		c.name, c.pos, c.callIx = fmt.Sprintf("t%d", (i/2)%7), i, i
+		cs = append(cs, c)
+	}
+	if len(cs[0].prefix) > maxCanonicalLen {
+		t.Fatalf("compared arguments not bounded: %d", len(cs[0].prefix))
+	}
+	// Long arguments that differ only past the bound are not equal.
+	a := newLoopCall("t", `{"q":"`+string(big)+`a"}`, false, 0, 0)
+	b := newLoopCall("t", `{"q":"`+string(big)+`b"}`, false, 1, 1)
+	if a.digest == b.digest {
+		t.Fatal("arguments differing at the end compared equal")
+	}
+	if _, ok := detectLoop(cs, 3, 6, 0.9); ok {
+		t.Fatal("pairs of 7 tools rotating in a window of 6 are not a loop")
+	}
+}
+
+func TestArgSimilarity(t *testing.T) {
+	if s := argSimilarity("abc", "abc"); s != 1 {
+		t.Errorf("equal: %v", s)
+	}
+	if s := argSimilarity("", "abc"); s != 0 {
+		t.Errorf("empty: %v", s)
+	}
+	if s := argSimilarity("kitten", "sitting"); s < 0.5 || s > 0.6 {
+		t.Errorf("kitten/sitting: %v", s)
+	}
+}

@@ -1,0 +1,180 @@
+package classifier
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/triage-otel/triage/trajectory"
+)
+
+func TestCheckCall(t *testing.T) {
+	idx := indexOffered(offered)
+	var sc schemaCache
+	cases := []struct {
+		name, args string
+		want       FailureType
+		signal     Signal
+	}{
+		{"lookup", `{"city":"Paris"}`, "", ""},
+		{"lookup", `{ "city" : "Paris" }`, "", ""},
+		{"forecast", `{"city":"Paris"}`, WrongToolCalled, SignalManifest},
+		{"lookup", `{"town":"Paris"}`, SchemaMismatch, SignalJSONSchema},
+		{"lookup", `{"city":3}`, SchemaMismatch, SignalJSONSchema},
+		{"lookup", `{"city":"Paris"`, SchemaMismatch, SignalJSONSchema},
+		{"lookup", ``, SchemaMismatch, SignalJSONSchema}, // empty = {} misses "city"
+		{"convert", `{"amount":"one hundred","to":"EUR"}`, SchemaMismatch, SignalJSONSchema},
+		{"convert", `{"amount":100,"to":"Euro"}`, SchemaMismatch, SignalJSONSchema},
+		{"convert", `{"amount":100,"to":"EUR"}`, "", ""},
+		// double-encoded arguments are read as the inner object
+		{"convert", `"{\"amount\":100,\"to\":\"EUR\"}"`, "", ""},
+	}
+	for _, tc := range cases {
+		f, ok := sc.checkCall(&trajectory.ToolCall{Name: tc.name, Arguments: tc.args}, idx)
+		if (tc.want == "") == ok || f.Type != tc.want || f.Signal != tc.signal {
+			t.Errorf("%s(%s): got %+v %v, want %q/%q", tc.name, tc.args, f, ok, tc.want, tc.signal)
+		}
+	}
+	// Each schema is compiled once per classification.
+	if len(sc.compiled) != 2 {
+		t.Errorf("compiled %d schemas, want 2", len(sc.compiled))
+	}
+}
+
+func TestCheckCallNoVerdictWithoutEvidence(t *testing.T) {
+	var sc schemaCache
+	// No offered tools: nothing to compare with.
+	if f, ok := sc.checkCall(&trajectory.ToolCall{Name: "anything", Arguments: `{}`}, nil); ok {
+		t.Errorf("no manifest, got %+v", f)
+	}
+	bad := []json.RawMessage{
+		json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"https://example.com/remote.json"}}}`),
+		json.RawMessage(`{"type":"objekt"}`),
+		json.RawMessage(`{"type":"object","properties":{"a":{"pattern":"(?<=x)"}}}`),
+		json.RawMessage(`not json`),
+		json.RawMessage(`true`),
+		json.RawMessage(`{}`),
+		json.RawMessage(`[1,2]`),
+	}
+	for _, s := range bad {
+		idx := indexOffered([]trajectory.ToolDef{{Name: "t", Schema: s}})
+		if f, ok := sc.checkCall(&trajectory.ToolCall{Name: "t", Arguments: `{"a":"b"}`}, idx); ok {
+			t.Errorf("schema %s: got %+v, want no verdict", s, f)
+		}
+	}
+}
+
+func TestUnwrapParameters(t *testing.T) {
+	var sc schemaCache
+	wrapped := []string{
+		`{"type":"function","function":{"name":"t","parameters":{"type":"object","properties":{"n":{"type":"number"}},"required":["n"]}}}`,
+		`{"name":"t","inputSchema":{"type":"object","properties":{"n":{"type":"number"}},"required":["n"]}}`,
+		`{"name":"t","input_schema":{"type":"object","properties":{"n":{"type":"number"}},"required":["n"]}}`,
+	}
+	for _, w := range wrapped {
+		idx := indexOffered([]trajectory.ToolDef{{Name: "t", Schema: json.RawMessage(w)}})
+		if _, ok := sc.checkCall(&trajectory.ToolCall{Name: "t", Arguments: `{"n":"x"}`}, idx); !ok {
+			t.Errorf("%s: invalid arguments accepted", w)
+		}
+		if f, ok := sc.checkCall(&trajectory.ToolCall{Name: "t", Arguments: `{"n":1}`}, idx); ok {
+			t.Errorf("%s: valid arguments rejected: %+v", w, f)
+		}
+	}
+}
+
+func TestFinishReasons(t *testing.T) {
+	for _, fr := range []string{"length", "MAX_TOKENS", "max_tokens"} {
+		if f, ok := fromFinishReason(fr); !ok || f.Type != PlanIncomplete {
+			t.Errorf("%s: got %+v", fr, f)
+		}
+	}
+	for _, fr := range []string{"content_filter", "content-filter", "SAFETY"} {
+		if f, ok := fromFinishReason(fr); !ok || f.Type != Unknown || f.Reason != ReasonContentFilter {
+			t.Errorf("%s: got %+v", fr, f)
+		}
+	}
+	for _, fr := range []string{"stop", "end_turn", "tool_calls", "", "STOP"} {
+		if f, ok := fromFinishReason(fr); ok {
+			t.Errorf("%s: got %+v", fr, f)
+		}
+	}
+	for _, fr := range []string{"tool_calls", "tool-calls", "tool_use", "TOOL_CALL", "function_call"} {
+		if !isToolFinish(fr) {
+			t.Errorf("%s is a tool finish", fr)
+		}
+	}
+}
+
+func TestTruncatedFinalAnswer(t *testing.T) {
+	c := mustNew(t, Options{})
+	b := newRun().llm(tc("1", "lookup", `{"city":"Paris"}`)).tool("lookup", "1", `{"city":"Paris"}`)
+	b.add(trajectory.Step{Kind: trajectory.StepLLM, OutputText: "It is 18 degrees and", FinishReasons: []string{"length"}})
+	v := c.Classify(&b.run)
+	wantVerdict(t, v, OutcomeFailed, PlanIncomplete)
+	if v.Signal != SignalFinishReason {
+		t.Errorf("signal %s", v.Signal)
+	}
+	// The run-level finish reason counts too.
+	b = newRun().answer("It is")
+	b.run.FinishReason = "length"
+	wantVerdict(t, c.Classify(&b.run), OutcomeFailed, PlanIncomplete)
+}
+
+func TestContentFilterIsUnknownWithReason(t *testing.T) {
+	c := mustNew(t, Options{})
+	b := newRun().add(trajectory.Step{Kind: trajectory.StepLLM, FinishReasons: []string{"content_filter"}})
+	v := c.Classify(&b.run)
+	wantVerdict(t, v, OutcomeFailed, Unknown)
+	if v.Reason != ReasonContentFilter {
+		t.Errorf("reason %q", v.Reason)
+	}
+}
+
+func TestSilentStepLimit(t *testing.T) {
+	c := mustNew(t, Options{})
+	// Distinct calls, five tool-calling turns, no answer, no error.
+	b := newRun()
+	for i, city := range []string{"Paris", "Lyon", "Nice", "Lille", "Metz"} {
+		id := string(rune('a' + i))
+		args := `{"city":"` + city + `"}`
+		b.llm(tc(id, "lookup", args)).tool("lookup", id, args)
+	}
+	v := c.Classify(&b.run)
+	wantVerdict(t, v, OutcomeFailed, PlanIncomplete)
+	if v.Signal != SignalStepLimit {
+		t.Errorf("signal %s", v.Signal)
+	}
+	// The same calls repeated: a loop.
+	b = newRun()
+	for i := range 5 {
+		id := string(rune('a' + i))
+		b.llm(tc(id, "lookup", `{"city":"Paris"}`)).tool("lookup", id, `{"city": "Paris"}`)
+	}
+	wantVerdict(t, c.Classify(&b.run), OutcomeFailed, LoopDetected)
+	// A stop after one turn is not a step limit: spans were probably
+	// lost. The run failed, the class is unknown.
+	b = newRun().llm(tc("a", "lookup", `{"city":"Paris"}`)).tool("lookup", "a", `{"city":"Paris"}`)
+	v = c.Classify(&b.run)
+	wantVerdict(t, v, OutcomeFailed, Unknown)
+	if v.Reason != ReasonNoFinalAnswer {
+		t.Errorf("reason %q", v.Reason)
+	}
+}
+
+func TestStepLimitException(t *testing.T) {
+	c := mustNew(t, Options{})
+	b := newRun()
+	for i, city := range []string{"Paris", "Lyon"} {
+		id := string(rune('a' + i))
+		args := `{"city":"` + city + `"}`
+		b.llm(tc(id, "lookup", args)).tool("lookup", id, args)
+	}
+	b.rootError("GraphRecursionError", "Recursion limit of 10 reached without hitting a stop condition.")
+	wantVerdict(t, c.Classify(&b.run), OutcomeFailed, PlanIncomplete)
+	b = newRun()
+	for i := range 3 {
+		id := string(rune('a' + i))
+		b.llm(tc(id, "lookup", `{"city":"Paris"}`)).tool("lookup", id, `{"city":"Paris"}`)
+	}
+	b.rootError("Error", "Agent stopped after 3 steps without producing a final answer")
+	wantVerdict(t, c.Classify(&b.run), OutcomeFailed, LoopDetected)
+}
