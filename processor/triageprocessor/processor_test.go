@@ -431,3 +431,53 @@ func TestInputNotMutated(t *testing.T) {
 	h.send(td) // marked read-only: a write would panic
 	assert.Equal(t, before, td)
 }
+
+// TestConcurrentConsumersLoseNothing runs several senders, the ticker and a
+// small buffer together (run with -race): every span is forwarded exactly
+// once and the gauges return to zero.
+func TestConcurrentConsumersLoseNothing(t *testing.T) {
+	h := newHarness(t, func(c *Config) {
+		c.NumTraces = 8
+		c.MaxSpansPerTrace = 3
+		c.DecisionCacheSize = 16
+		c.DecisionWait = 5 * time.Millisecond
+	})
+	h.p.now = time.Now
+	require.NoError(t, h.p.Start(context.Background(), nil))
+	const senders, perSender = 4, 50
+	done := make(chan struct{})
+	for s := range senders {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range perSender {
+				tid := traceID(uint64(10_000 + s*perSender + i))
+				spans := genaiRun("upstream returned 502 Bad Gateway")
+				// Children and root in separate calls, interleaved with
+				// the other senders.
+				assert.NoError(t, h.p.ConsumeTraces(context.Background(), agentTrace(tid, "svc", spans[:3]...)))
+				assert.NoError(t, h.p.ConsumeTraces(context.Background(), agentTrace(tid, "svc", spans[3])))
+			}
+		}()
+	}
+	for range senders {
+		<-done
+	}
+	require.NoError(t, h.p.Shutdown(context.Background()))
+	assert.Equal(t, senders*perSender*4, h.sink.SpanCount())
+	seen := map[[24]byte]int{}
+	for _, td := range h.sink.AllTraces() {
+		eachSpan(td, func(_ ptrace.ResourceSpans, s ptrace.Span) {
+			var k [24]byte
+			tid, sid := s.TraceID(), s.SpanID()
+			copy(k[:16], tid[:])
+			copy(k[16:], sid[:])
+			seen[k]++
+		})
+	}
+	assert.Len(t, seen, senders*perSender*4, "no span forwarded twice")
+	assert.Equal(t, int64(0), sumValue(t, h, "traces_held"))
+	assert.Equal(t, int64(0), sumValue(t, h, "spans_held"))
+	assert.Equal(t, 0, h.p.heldSpans)
+	assert.Equal(t, 0, h.p.heldBytes)
+	assert.Empty(t, h.p.deciding)
+}
