@@ -259,6 +259,9 @@ type builder struct {
 	order    []string
 }
 
+// maxFailureThreshold bounds the failure times a breaker keeps in its state.
+const maxFailureThreshold = 10000
+
 // maxDepth bounds nesting so a pathological config cannot recurse forever.
 const maxDepth = 16
 
@@ -369,8 +372,8 @@ func (b *builder) buildBreaker(path, where string, c StrategyConfig, depth int) 
 	if c.Inner == nil {
 		errs = append(errs, fmt.Errorf("%s.inner: required", where))
 	}
-	if c.FailureThreshold < 0 {
-		errs = append(errs, fmt.Errorf("%s.failure_threshold: must not be negative", where))
+	if c.FailureThreshold < 0 || c.FailureThreshold > maxFailureThreshold {
+		errs = append(errs, fmt.Errorf("%s.failure_threshold: must be between 1 and %d", where, maxFailureThreshold))
 	}
 	if c.Window < 0 {
 		errs = append(errs, fmt.Errorf("%s.window: must not be negative", where))

@@ -53,7 +53,7 @@ func input(failureType, session string) Input {
 
 // decodeConfig unmarshals YAML the way the collector does: YAML → map →
 // mapstructure with a string-to-duration hook, unknown keys rejected.
-func decodeConfig(t *testing.T, doc string) Config {
+func decodeConfig(t testing.TB, doc string) Config {
 	t.Helper()
 	var raw map[string]any
 	if err := yaml.Unmarshal([]byte(doc), &raw); err != nil {
@@ -75,7 +75,7 @@ func decodeConfig(t *testing.T, doc string) Config {
 	return cfg
 }
 
-func newEngine(t *testing.T, yamlDoc string, opts ...Option) *Engine {
+func newEngine(t testing.TB, yamlDoc string, opts ...Option) *Engine {
 	t.Helper()
 	cfg := decodeConfig(t, yamlDoc)
 	if err := cfg.Validate(); err != nil {

@@ -141,8 +141,20 @@ func (r *Redactor) Truncate(s string) string {
 	return truncateBytes(s, r.maxLen) + fmt.Sprintf("…[truncated %d bytes]", len(s)-len(truncateBytes(s, r.maxLen)))
 }
 
-// Text redacts then truncates.
-func (r *Redactor) Text(s string) string { return r.Truncate(r.Redact(s)) }
+// redactSlack is how far past MaxLen Text looks, so that a secret that
+// starts before the cut is still recognised whole and redacted.
+const redactSlack = 512
+
+// Text redacts then truncates. Text far past MaxLen is dropped before the
+// redaction so that huge inputs cost no more than small ones.
+func (r *Redactor) Text(s string) string {
+	if r.maxLen < 0 || len(s) <= r.maxLen+redactSlack {
+		return r.Truncate(r.Redact(s))
+	}
+	total := len(s)
+	red := r.Redact(truncateBytes(s, r.maxLen+redactSlack))
+	return truncateBytes(red, r.maxLen) + fmt.Sprintf("…[truncated, %d bytes in all]", total)
+}
 
 // JSON redacts a JSON document (tool arguments, messages): the values of
 // secret-looking keys are replaced whatever their shape, every other string

@@ -99,3 +99,17 @@ func TestTruncate(t *testing.T) {
 		t.Errorf("extra pattern: %q", got)
 	}
 }
+
+func TestTextOnHugeInput(t *testing.T) {
+	r := NewRedactor(RedactorOptions{MaxLen: 100})
+	key := "sk-" + strings.Repeat("A", 40)
+	// The key straddles the cut: it must not survive even partly.
+	s := strings.Repeat("x", 90) + " " + key + strings.Repeat("y", 1<<20)
+	got := r.Text(s)
+	if strings.Contains(got, "AAAA") || !strings.Contains(got, "truncated") || len(got) > 200 {
+		t.Fatalf("got %q", got)
+	}
+	if !utf8.ValidString(r.Text(strings.Repeat("é", 1<<16))) {
+		t.Fatal("cut inside a rune")
+	}
+}

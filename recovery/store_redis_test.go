@@ -20,7 +20,7 @@ type redisServer struct {
 	cmd  *exec.Cmd
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -32,7 +32,7 @@ func freePort(t *testing.T) int {
 
 // startRedis starts redis-server from PATH. Without it the test is skipped,
 // unless TRIAGE_REQUIRE_REDIS=1 (CI), where it fails.
-func startRedis(t *testing.T) *redisServer {
+func startRedis(t testing.TB) *redisServer {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -46,7 +46,7 @@ func startRedis(t *testing.T) *redisServer {
 	return s
 }
 
-func (s *redisServer) start(t *testing.T, bin string) {
+func (s *redisServer) start(t testing.TB, bin string) {
 	t.Helper()
 	_, port, _ := net.SplitHostPort(s.addr)
 	s.cmd = exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")

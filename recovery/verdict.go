@@ -1,0 +1,71 @@
+package recovery
+
+import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/triage-otel/triage/classifier"
+)
+
+// maxEvidence bounds the evidence a decision carries: the verdict's own plus
+// a few unrecovered incidents is what a runtime or a human can use.
+const maxEvidence = 8
+
+// InputFromVerdict fills the classification part of an Input from a failed
+// run's verdict: failure type, confidence, reason, evidence (the verdict's
+// own first, then the unrecovered incidents), the failing tool, and the ids.
+// The caller adds the session, service and agent.
+func InputFromVerdict(v *classifier.Verdict, traceID pcommon.TraceID, spanID pcommon.SpanID) Input {
+	in := Input{
+		FailureType: string(v.FailureType),
+		Confidence:  v.Confidence,
+		Reason:      v.Reason,
+		TraceID:     traceID.String(),
+		SpanID:      spanID.String(),
+	}
+	if in.FailureType == "" {
+		in.FailureType = string(classifier.Unknown)
+	}
+	seen := map[pcommon.SpanID]bool{}
+	if v.Signal != classifier.SignalNone || !v.EvidenceSpanID.IsEmpty() {
+		in.Evidence = append(in.Evidence, Evidence{
+			SpanID: spanIDString(v.EvidenceSpanID),
+			Signal: classifier.Label(v.Signal, v.Rule),
+			Rule:   v.Rule,
+			Reason: v.Reason,
+		})
+		seen[v.EvidenceSpanID] = true
+	}
+	var lastTool string
+	for _, inc := range v.Incidents {
+		if inc.Recovered {
+			continue
+		}
+		if inc.Tool != "" {
+			lastTool = inc.Tool
+			if inc.SpanID == v.EvidenceSpanID && !v.EvidenceSpanID.IsEmpty() {
+				in.Tool = inc.Tool
+			}
+		}
+		if seen[inc.SpanID] || len(in.Evidence) >= maxEvidence {
+			continue
+		}
+		seen[inc.SpanID] = true
+		in.Evidence = append(in.Evidence, Evidence{
+			SpanID: spanIDString(inc.SpanID),
+			Signal: classifier.Label(inc.Signal, inc.Rule),
+			Rule:   inc.Rule,
+			Reason: inc.Reason,
+		})
+	}
+	if in.Tool == "" {
+		in.Tool = lastTool
+	}
+	return in
+}
+
+func spanIDString(id pcommon.SpanID) string {
+	if id.IsEmpty() {
+		return ""
+	}
+	return id.String()
+}
