@@ -1,0 +1,153 @@
+package triageconnector // import "github.com/triage-otel/triage/connector/triageconnector"
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/connector"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap"
+
+	"github.com/triage-otel/triage/connector/triageconnector/internal/metadata"
+)
+
+// decisionEventName is the event name of every decision log record.
+const decisionEventName = "triage.decision"
+
+// logsConnector emits one log record per recovery decision.
+type logsConnector struct {
+	component.StartFunc
+	component.ShutdownFunc
+
+	logger *zap.Logger
+	next   consumer.Logs
+	tb     *metadata.TelemetryBuilder
+	seen   *seenRuns
+	now    func() time.Time
+}
+
+var _ connector.Traces = (*logsConnector)(nil)
+
+func newLogsConnector(set connector.Settings, cfg *Config, next consumer.Logs) (*logsConnector, error) {
+	if next == nil {
+		return nil, errors.New("nil next consumer")
+	}
+	seen, err := newSeenRuns(cfg.DecisionDedupCacheSize)
+	if err != nil {
+		return nil, err
+	}
+	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
+	c := &logsConnector{logger: set.Logger, next: next, tb: tb, seen: seen, now: time.Now}
+	c.ShutdownFunc = func(context.Context) error {
+		tb.Shutdown()
+		return nil
+	}
+	return c, nil
+}
+
+func (*logsConnector) Capabilities() consumer.Capabilities {
+	return consumer.Capabilities{MutatesData: false}
+}
+
+// ConsumeTraces emits the decisions stamped on the batch's run roots. When
+// the next consumer refuses the logs, the error is returned and the
+// decisions are forgotten by the duplicate filter, so a retry of the same
+// traces emits them again.
+func (c *logsConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	rep := reporter{}
+	out := plog.NewLogs()
+	observed := pcommon.NewTimestampFromTime(c.now())
+	var added []string
+	var dups int64
+
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		rs := rss.At(i)
+		var records plog.LogRecordSlice
+		sss := rs.ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				span := spans.At(k)
+				if _, ok := span.Attributes().Get(attrDecision); !ok {
+					continue
+				}
+				d := readDecision(span, rep)
+				if d == nil {
+					continue
+				}
+				if d.id != "" {
+					key := decisionKey(d.id)
+					if !c.seen.add(key) {
+						dups++
+						continue
+					}
+					added = append(added, key)
+				}
+				if records == (plog.LogRecordSlice{}) {
+					rl := out.ResourceLogs().AppendEmpty()
+					rs.Resource().CopyTo(rl.Resource())
+					rl.SetSchemaUrl(rs.SchemaUrl())
+					sl := rl.ScopeLogs().AppendEmpty()
+					sl.Scope().SetName(metadata.ScopeName)
+					records = sl.LogRecords()
+				}
+				fillDecisionRecord(records.AppendEmpty(), span, d, observed)
+			}
+		}
+	}
+
+	rep.record(ctx, c.tb)
+	if dups > 0 {
+		c.tb.ConnectorTriageRunsDuplicate.Add(ctx, dups)
+	}
+	n := out.LogRecordCount()
+	if n == 0 {
+		return nil
+	}
+	if err := c.next.ConsumeLogs(ctx, out); err != nil {
+		c.seen.forget(added)
+		return err
+	}
+	c.tb.ConnectorTriageDecisionsEmitted.Add(ctx, int64(n))
+	return nil
+}
+
+// fillDecisionRecord writes the log record of decision d stamped on span.
+func fillDecisionRecord(lr plog.LogRecord, span ptrace.Span, d *decisionRef, observed pcommon.Timestamp) {
+	ts := span.EndTimestamp()
+	if ts == 0 {
+		ts = observed
+	}
+	lr.SetTimestamp(ts)
+	lr.SetObservedTimestamp(observed)
+	lr.SetTraceID(span.TraceID())
+	lr.SetSpanID(span.SpanID())
+	lr.SetEventName(decisionEventName)
+	// A decision exists because a run failed: a warning, so that it stands
+	// out in generic log backends.
+	lr.SetSeverityNumber(plog.SeverityNumberWarn)
+	lr.SetSeverityText("WARN")
+	lr.Body().SetStr(d.doc)
+	attrs := lr.Attributes()
+	attrs.EnsureCapacity(5)
+	putNonEmpty(attrs, attrDecisionID, d.id)
+	putNonEmpty(attrs, attrFailureType, d.failureType)
+	putNonEmpty(attrs, attrActionKind, d.actionKind)
+	putNonEmpty(attrs, attrAgent, d.agent)
+	putNonEmpty(attrs, attrSessionID, d.sessionID)
+}
+
+func putNonEmpty(m pcommon.Map, k, v string) {
+	if v != "" {
+		m.PutStr(k, v)
+	}
+}
