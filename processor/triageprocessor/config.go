@@ -57,8 +57,8 @@ type Config struct {
 
 // RuleConfig is one custom OTTL rule.
 type RuleConfig struct {
-	// Name identifies the rule; it is reported as triage.rule and in the
-	// signal ottl:<name>.
+	// Name identifies the rule; a match is reported with signal ottl and
+	// triage.rule = Name.
 	Name string `mapstructure:"name"`
 	// FailureType is the failure type of a matching span (a classifier
 	// failure type such as external_fault).

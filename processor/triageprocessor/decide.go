@@ -214,7 +214,7 @@ func rootAnnotations(v classifier.Verdict, ruleErr error) []annotation {
 		anns = append(anns, strAnn(attrFailureType, string(v.FailureType)))
 	}
 	if v.Signal != classifier.SignalNone {
-		anns = append(anns, strAnn(attrSignal, classifier.Label(v.Signal, v.Rule)))
+		anns = append(anns, strAnn(attrSignal, string(v.Signal)))
 	}
 	if v.Rule != "" {
 		anns = append(anns, strAnn(attrRule, v.Rule))
@@ -237,7 +237,7 @@ func rootAnnotations(v classifier.Verdict, ruleErr error) []annotation {
 func incidentAnnotations(inc classifier.Incident) []annotation {
 	anns := []annotation{
 		strAnn(attrFailureType, string(inc.FailureType)),
-		strAnn(attrSignal, classifier.Label(inc.Signal, inc.Rule)),
+		strAnn(attrSignal, string(inc.Signal)),
 		boolAnn(attrRecovered, inc.Recovered),
 	}
 	if inc.Rule != "" {

@@ -121,6 +121,12 @@ func TestFixtureAnnotationsMatchLibrary(t *testing.T) {
 						assert.Equal(t, string(want.Outcome), got, "verdict of run %s", run.RootSpanID)
 						got, _ = strAttr(root, attrFailureType)
 						assert.Equal(t, string(want.FailureType), got, "failure type of run %s", run.RootSpanID)
+						got, _ = strAttr(root, attrSignal)
+						assert.Equal(t, string(want.Signal), got, "signal of run %s", run.RootSpanID)
+						got, _ = strAttr(root, attrRule)
+						assert.Equal(t, want.Rule, got, "rule of run %s", run.RootSpanID)
+						got, _ = strAttr(root, attrReason)
+						assert.Equal(t, want.Reason, got, "reason of run %s", run.RootSpanID)
 						if want.Outcome == classifier.OutcomeFailed {
 							got, _ = strAttr(root, attrEvidenceSpanID)
 							assert.Equal(t, want.EvidenceSpanID.String(), got)

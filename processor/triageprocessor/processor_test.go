@@ -87,7 +87,7 @@ func TestDecideOnRootArrival(t *testing.T) {
 	got, _ = strAttr(root, attrEvidenceSpanID)
 	assert.Equal(t, v.EvidenceSpanID.String(), got)
 	got, _ = strAttr(root, attrSignal)
-	assert.Equal(t, classifier.Label(v.Signal, v.Rule), got)
+	assert.Equal(t, string(v.Signal), got)
 	conf, ok := root.Attributes().Get(attrConfidence)
 	require.True(t, ok)
 	assert.InDelta(t, v.Confidence, conf.Double(), 1e-9)
@@ -353,7 +353,7 @@ func TestOTTLRuleMarksIncident(t *testing.T) {
 	got, _ := strAttr(incSpan, attrFailureType)
 	assert.Equal(t, "external_fault", got)
 	got, _ = strAttr(incSpan, attrSignal)
-	assert.Equal(t, "ottl:lookup_db_down", got)
+	assert.Equal(t, "ottl", got)
 	got, _ = strAttr(incSpan, attrRule)
 	assert.Equal(t, "lookup_db_down", got)
 
