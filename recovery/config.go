@@ -23,6 +23,26 @@ type Config struct {
 	History              HistoryConfig             `mapstructure:"history"`
 }
 
+// DefaultConfig is the config a collector component starts from: the
+// default policy (applied at build time, so user entries replace single
+// entries), bounded in-memory history, budgets reset by a successful run.
+func DefaultConfig() Config {
+	return Config{
+		History: HistoryConfig{
+			TTL:            time.Hour,
+			MaxSessions:    10000,
+			MaxBreakers:    1000,
+			BreakerTTL:     24 * time.Hour,
+			ResetOnSuccess: true,
+			Redis: RedisConfig{
+				KeyPrefix:       "triage:",
+				Timeout:         100 * time.Millisecond,
+				RecheckInterval: 5 * time.Second,
+			},
+		},
+	}
+}
+
 // HistoryConfig configures the attempt history and breaker state.
 type HistoryConfig struct {
 	// TTL: a session's history is forgotten this long after its last failure.

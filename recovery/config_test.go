@@ -144,3 +144,21 @@ func TestDefaultPolicyIsValid(t *testing.T) {
 		}
 	}
 }
+
+func TestDefaultConfig(t *testing.T) {
+	cfg := DefaultConfig()
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.History.ResetOnSuccess || cfg.History.MaxSessions <= 0 || cfg.History.TTL <= 0 || cfg.History.Redis.Endpoint != "" {
+		t.Fatalf("%+v", cfg.History)
+	}
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if e.failover != nil {
+		t.Fatal("the default config must not use Redis")
+	}
+}
