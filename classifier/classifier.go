@@ -28,10 +28,11 @@ const (
 )
 
 // Classifier classifies runs. It is safe for concurrent use: Classify keeps
-// its state (compiled schemas, indexes) per call.
+// its state per call, and the compiled-schema cache it shares is locked.
 type Classifier struct {
 	opts        Options
 	constraints constraintSet
+	schemas     *schemaCache
 }
 
 // New returns a Classifier, or an error naming the invalid option.
@@ -51,7 +52,7 @@ func New(opts Options) (*Classifier, error) {
 		return nil, fmt.Errorf("classifier: LoopSimilarity must be within 0..1, got %v", opts.LoopSimilarity)
 	}
 	opts.Constraints = append([]string(nil), opts.Constraints...)
-	return &Classifier{opts: opts, constraints: newConstraintSet(opts.Constraints)}, nil
+	return &Classifier{opts: opts, constraints: newConstraintSet(opts.Constraints), schemas: &schemaCache{}}, nil
 }
 
 // Classify returns the verdict of run. extra are incidents found outside

@@ -70,16 +70,17 @@ type classification struct {
 	c       *Classifier
 	run     *trajectory.Run
 	steps   []trajectory.Step
-	schemas schemaCache
+	schemas *schemaCache
 	calls   []call
 	inc     []incident
+	memo    memo
 }
 
 func (c *Classifier) classify(run *trajectory.Run, extra []Incident) Verdict {
 	if run == nil {
 		return Verdict{Outcome: OutcomeOK}
 	}
-	cl := &classification{c: c, run: run, steps: run.Steps}
+	cl := &classification{c: c, run: run, steps: run.Steps, schemas: c.schemas}
 	cl.collectCalls()
 	cl.callIncidents()
 	cl.llmIncidents()
@@ -298,7 +299,7 @@ func (cl *classification) callIncidents() {
 			if c.result != nil && (resErr || toolFailed) && c.result.Content != "" {
 				ev.errors = append(ev.errors, textEvidence(c.result.Content))
 			}
-			f, found = classifyEvidence(&ev)
+			f, found = classifyEvidence(&ev, &cl.memo)
 			if !found {
 				f = finding{Type: Unknown}
 			}
@@ -338,7 +339,7 @@ func (cl *classification) llmIncidents() {
 			continue
 		}
 		ev := stepEvidence(s)
-		f, ok := classifyEvidence(&ev)
+		f, ok := classifyEvidence(&ev, &cl.memo)
 		if !ok {
 			f = finding{Type: Unknown}
 		}
@@ -383,7 +384,7 @@ func (cl *classification) spanIncidents() {
 		if !se.IsRoot && msg != "" && stepMsgs[msg] {
 			continue
 		}
-		f, ok := classifyEvidence(&ev)
+		f, ok := classifyEvidence(&ev, &cl.memo)
 		if !ok {
 			f = finding{Type: Unknown}
 		}

@@ -65,8 +65,7 @@ func fromJSONRPC(code int, text string) (finding, bool) {
 // fromProviderCode maps the error codes and types that model providers put
 // in their error bodies (OpenAI code/type, Anthropic error.type, ...).
 func fromProviderCode(code string) (finding, bool) {
-	c := strings.ToLower(strings.TrimSpace(code))
-	c = strings.NewReplacer("-", "_", " ", "_").Replace(c)
+	c := codeSeparators.Replace(strings.ToLower(strings.TrimSpace(code)))
 	switch c {
 	case "context_length_exceeded", "context_window_exceeded", "string_above_max_length",
 		"model_context_window_exceeded", "prompt_too_long", "request_too_large_for_context":
@@ -124,6 +123,11 @@ var (
 	excConnection = rx(`(?i)connect(?:ion)?(?:error|exception|refused|reset)|connecterror|clientconnector|urlerror|networkerror|socketerror|^oserror$`)
 )
 
+var (
+	codeSeparators = strings.NewReplacer("-", "_", " ", "_")
+	nameSeparators = strings.NewReplacer("_", "", "-", "", " ", "")
+)
+
 // stepLimitType marks an exception family that needs the trajectory to
 // decide: a step-limit stop is a loop when the calls repeat and
 // plan_incomplete when they do not.
@@ -140,7 +144,7 @@ func fromExceptionType(name string) (f finding, weak, ok bool) {
 	if i := strings.LastIndexAny(n, ".:"); i >= 0 && i < len(n)-1 {
 		n = n[i+1:]
 	}
-	n = strings.NewReplacer("_", "", "-", "", " ", "").Replace(n)
+	n = nameSeparators.Replace(n)
 	for _, r := range excNotRetryable {
 		if r.re.MatchString(n) {
 			return finding{Type: Unknown, Reason: r.reason}, false, true
@@ -204,9 +208,64 @@ func (ev *evidence) empty() bool {
 	return ev.httpStatus == 0 && !ev.hasJSONRPC && ev.statusMessage == "" && len(ev.errors) == 0 && len(ev.texts) == 0
 }
 
+// memo caches text and exception-name classifications within one
+// Classify call: retries and wrapper spans repeat the same messages. A nil
+// memo classifies without caching.
+type memo struct {
+	text map[string]memoText
+	exc  map[string]memoExc
+}
+
+type memoText struct {
+	f  finding
+	ok bool
+}
+
+type memoExc struct {
+	f        finding
+	weak, ok bool
+}
+
+// maxMemoEntries bounds the memo of one Classify call.
+const maxMemoEntries = 4096
+
+func (m *memo) classifyText(s string) (finding, bool) {
+	if m == nil {
+		return classifyText(s)
+	}
+	if r, ok := m.text[s]; ok {
+		return r.f, r.ok
+	}
+	f, ok := classifyText(s)
+	if m.text == nil {
+		m.text = make(map[string]memoText)
+	}
+	if len(m.text) < maxMemoEntries {
+		m.text[s] = memoText{f, ok}
+	}
+	return f, ok
+}
+
+func (m *memo) exceptionType(name string) (finding, bool, bool) {
+	if m == nil {
+		return fromExceptionType(name)
+	}
+	if r, ok := m.exc[name]; ok {
+		return r.f, r.weak, r.ok
+	}
+	f, weak, ok := fromExceptionType(name)
+	if m.exc == nil {
+		m.exc = make(map[string]memoExc)
+	}
+	if len(m.exc) < maxMemoEntries {
+		m.exc[name] = memoExc{f, weak, ok}
+	}
+	return f, weak, ok
+}
+
 // classifyCodes reads the structured codes of ev. It returns a decisive
 // finding, or a weak hint to use when the text rules find nothing.
-func classifyCodes(ev *evidence) (f finding, hint *finding, ok bool) {
+func classifyCodes(ev *evidence, m *memo) (f finding, hint *finding, ok bool) {
 	joined := strings.Join(ev.allTexts(), "\n")
 	if ev.httpStatus > 0 {
 		if f, ok := fromHTTPStatus(ev.httpStatus); ok {
@@ -235,7 +294,7 @@ func classifyCodes(ev *evidence) (f finding, hint *finding, ok bool) {
 		if f, ok := codeString(e.Type, joined); ok {
 			return f, nil, true
 		}
-		ef, weak, ok := fromExceptionType(e.Type)
+		ef, weak, ok := m.exceptionType(e.Type)
 		if !ok {
 			continue
 		}
@@ -277,13 +336,13 @@ func codeString(code, text string) (finding, bool) {
 }
 
 // classifyEvidence runs codes, then text rules, over one span's evidence.
-func classifyEvidence(ev *evidence) (finding, bool) {
-	f, hint, ok := classifyCodes(ev)
+func classifyEvidence(ev *evidence, m *memo) (finding, bool) {
+	f, hint, ok := classifyCodes(ev, m)
 	if ok {
 		return f, true
 	}
 	for _, t := range ev.allTexts() {
-		if f, ok := classifyText(t); ok {
+		if f, ok := m.classifyText(t); ok {
 			return f, true
 		}
 	}

@@ -138,31 +138,31 @@ func TestFromExceptionType(t *testing.T) {
 func TestClassifyEvidenceOrder(t *testing.T) {
 	// A status code beats the words around it.
 	ev := evidence{httpStatus: 503, errors: []trajectory.ErrorInfo{{Type: "Error", Message: "request timed out"}}}
-	if f, ok := classifyEvidence(&ev); !ok || f.Type != ExternalFault || f.Signal != SignalHTTPStatus {
+	if f, ok := classifyEvidence(&ev, nil); !ok || f.Type != ExternalFault || f.Signal != SignalHTTPStatus {
 		t.Errorf("http 503: got %+v", f)
 	}
 	// An ambiguous 400 lets the provider code decide.
 	ev = evidence{httpStatus: 400, errors: []trajectory.ErrorInfo{{Type: "BadRequestError", Code: "context_length_exceeded", Message: "too long"}}}
-	if f, ok := classifyEvidence(&ev); !ok || f.Type != ContextOverflow || f.Signal != SignalProviderCode {
+	if f, ok := classifyEvidence(&ev, nil); !ok || f.Type != ContextOverflow || f.Signal != SignalProviderCode {
 		t.Errorf("400 + code: got %+v", f)
 	}
 	// error.type holding a number is read as a code.
 	ev = evidence{errors: []trajectory.ErrorInfo{{Type: "-32602", Message: "Tool x not found"}}}
-	if f, ok := classifyEvidence(&ev); !ok || f.Type != WrongToolCalled || f.Signal != SignalJSONRPCCode {
+	if f, ok := classifyEvidence(&ev, nil); !ok || f.Type != WrongToolCalled || f.Signal != SignalJSONRPCCode {
 		t.Errorf("error.type -32602: got %+v", f)
 	}
 	// A weak exception hint gives way to the text, and decides otherwise.
 	ev = evidence{errors: []trajectory.ErrorInfo{{Type: "ServerConnectionError", Message: "Server disconnected after 30.0 seconds of inactivity"}}}
-	if f, ok := classifyEvidence(&ev); !ok || f.Type != Timeout {
+	if f, ok := classifyEvidence(&ev, nil); !ok || f.Type != Timeout {
 		t.Errorf("weak hint + text: got %+v", f)
 	}
 	ev = evidence{errors: []trajectory.ErrorInfo{{Type: "APIConnectionError", Message: "boom"}}}
-	if f, ok := classifyEvidence(&ev); !ok || f.Type != Unknown || f.Reason != ReasonConnection || f.Signal != SignalExceptionType {
+	if f, ok := classifyEvidence(&ev, nil); !ok || f.Type != Unknown || f.Reason != ReasonConnection || f.Signal != SignalExceptionType {
 		t.Errorf("weak hint alone: got %+v", f)
 	}
 	// Nothing decisive.
 	ev = evidence{errors: []trajectory.ErrorInfo{{Type: "Error", Message: "something went wrong"}}}
-	if f, ok := classifyEvidence(&ev); ok {
+	if f, ok := classifyEvidence(&ev, nil); ok {
 		t.Errorf("generic error classified: %+v", f)
 	}
 }

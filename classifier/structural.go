@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -35,20 +36,30 @@ const minStepLimitSteps = 3
 // than this is not validated (no structural verdict).
 const maxSchemaBytes = 256 << 10
 
-// schemaCache compiles each distinct schema once per Classify call.
+// schemaCache compiles each distinct schema once. A Classifier keeps one
+// across calls: an agent offers the same tool definitions on every turn
+// of every run, and compiling (which validates the schema against its
+// meta-schema) costs far more than validating arguments. It is bounded,
+// and safe for concurrent use; compiled schemas are read-only.
 type schemaCache struct {
+	mu       sync.Mutex
 	compiled map[string]*jsonschema.Schema // nil value: failed to compile
 }
+
+// maxCachedSchemas bounds the cache; when full it starts over.
+const maxCachedSchemas = 1024
 
 func (sc *schemaCache) get(raw json.RawMessage) *jsonschema.Schema {
 	if len(raw) == 0 || len(raw) > maxSchemaBytes {
 		return nil
 	}
 	key := string(raw)
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
 	if s, ok := sc.compiled[key]; ok {
 		return s
 	}
-	if sc.compiled == nil {
+	if sc.compiled == nil || len(sc.compiled) >= maxCachedSchemas {
 		sc.compiled = make(map[string]*jsonschema.Schema)
 	}
 	s := compileSchema(raw)

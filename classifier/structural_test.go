@@ -9,7 +9,7 @@ import (
 
 func TestCheckCall(t *testing.T) {
 	idx := indexOffered(offered)
-	var sc schemaCache
+	sc := &schemaCache{}
 	cases := []struct {
 		name, args string
 		want       FailureType
@@ -34,14 +34,14 @@ func TestCheckCall(t *testing.T) {
 			t.Errorf("%s(%s): got %+v %v, want %q/%q", tc.name, tc.args, f, ok, tc.want, tc.signal)
 		}
 	}
-	// Each schema is compiled once per classification.
+	// Each schema is compiled once.
 	if len(sc.compiled) != 2 {
 		t.Errorf("compiled %d schemas, want 2", len(sc.compiled))
 	}
 }
 
 func TestCheckCallNoVerdictWithoutEvidence(t *testing.T) {
-	var sc schemaCache
+	sc := &schemaCache{}
 	// No offered tools: nothing to compare with.
 	if f, ok := sc.checkCall(&trajectory.ToolCall{Name: "anything", Arguments: `{}`}, nil); ok {
 		t.Errorf("no manifest, got %+v", f)
@@ -64,7 +64,7 @@ func TestCheckCallNoVerdictWithoutEvidence(t *testing.T) {
 }
 
 func TestUnwrapParameters(t *testing.T) {
-	var sc schemaCache
+	sc := &schemaCache{}
 	wrapped := []string{
 		`{"type":"function","function":{"name":"t","parameters":{"type":"object","properties":{"n":{"type":"number"}},"required":["n"]}}}`,
 		`{"name":"t","inputSchema":{"type":"object","properties":{"n":{"type":"number"}},"required":["n"]}}`,

@@ -32,6 +32,11 @@ type textRule struct {
 	conf    float64
 	re      *regexp.Regexp
 	exclude *regexp.Regexp // optional: a match here vetoes the rule
+	// keys are lower-case words of which every match contains at least
+	// one: a cheap test that skips the regular expression for most texts.
+	// TestTextRulePrefilter and FuzzTextRules check that it never changes
+	// an answer.
+	keys []string
 	// check, when set, refines a match into a finding; it returns ok=false
 	// when the match is not decisive (e.g. an ambiguous HTTP 400).
 	check func(m []string, text string) (finding, bool)
@@ -61,57 +66,67 @@ const toolIdent = `(?:['"\x60][^'"\x60\n]{1,80}['"\x60]|[\w.:/\-]+)`
 
 var textRules = []textRule{
 	{
-		name: "auth", typ: Unknown, reason: ReasonAuth, conf: confTextRule,
+		name: "auth",
+		keys: []string{"api", "auth", "permission", "access", "forbidden", "credential", "token", "have", "insufficient"}, typ: Unknown, reason: ReasonAuth, conf: confTextRule,
 		re: rx(`(?i)\b(?:incorrect|invalid|missing|expired|revoked|bad|no)[ _-]api[ _-]?key|\bapi[ _-]?key\b[^.\n]{0,40}\b(?:invalid|incorrect|not valid|expired|revoked|missing|required)|\binvalid[ _](?:x-)?api[ _-]?key|\bunauthori[sz]ed\b|\bunauthenticated\b|\bauthentication(?:[ _]error| failed| required|error)|\bnot authori[sz]ed\b|\bpermission[ _]denied\b|\baccess[ _]denied\b|\b403 forbidden\b|^\s*forbidden\b|\baccess (?:is )?forbidden\b|\bforbidden:|\binvalid (?:authentication )?credentials|\binvalid (?:bearer token|access token|auth(?:entication)? token)|\b(?:does not|doesn't|do not) have (?:the )?(?:required )?(?:permission|iam role|access to (?:this|the) (?:resource|project|organization))|\binsufficient (?:permissions|privileges|scope)`),
 	},
 	{
-		name: "content_filter", typ: Unknown, reason: ReasonContentFilter, conf: confTextRule,
+		name: "content_filter",
+		keys: []string{"content", "safety", "blocked", "flagged", "responsible", "prohibited", "moderation"}, typ: Unknown, reason: ReasonContentFilter, conf: confTextRule,
 		re: rx(`(?i)\bcontent[ _-](?:filter|policy|management policy|moderation)|\bsafety (?:filter|system|settings|reasons|policy|block)|\bblocked (?:by|due to) (?:the )?(?:safety|content|moderation)|\bflagged (?:by|as|for) (?:the )?(?:moderation|safety|content|inappropriate|unsafe)|\bresponsible ai\b|\bprohibited[ _]content\b|\bmoderation (?:endpoint|filter|flagged)`),
 	},
 	{
-		name: "session_expired", typ: Unknown, reason: ReasonSessionExpired, conf: confTextRule,
+		name: "session_expired",
+		keys: []string{"session", "token"}, typ: Unknown, reason: ReasonSessionExpired, conf: confTextRule,
 		re: rx(`(?i)\bsession (?:has |is )?(?:expired|not found|no longer valid|invalid|terminated)|\bsession[ _-]?(?:expired|not[ _-]found)|\b(?:access |auth |refresh )?token (?:has )?expired\b`),
 	},
 	{
 		// "unknown tool x", "Model tried to call unavailable tool 'x'",
 		// "unsupported function", "undefined tool".
-		name: "unknown_tool", typ: WrongToolCalled, conf: confTextRule,
+		name: "unknown_tool",
+		keys: []string{"tool", "function"}, typ: WrongToolCalled, conf: confTextRule,
 		re:      rx(`(?i)\b(?:unknown|unavailable|unregistered|undefined|unrecognized|unrecogni[sz]ed|nonexistent|non-existent|unsupported|invalid)\s+(?:tool|function)(?:\s+name)?\b`),
 		exclude: rx(`(?i)\b(?:unknown|unavailable|unregistered|undefined|unrecognized|unrecogni[sz]ed|nonexistent|non-existent|unsupported|invalid)\s+(?:tool|function)\s+(?:call\s+)?(?:argument|args|input|param|parameter|schema|result|output|response|error|execution|choice|format|type|call id|call_id|id)`),
 	},
 	{
 		// "Tool 'x' not found", "tool with name 'x' was not found",
 		// "Function x does not exist", "Tool x is not registered".
-		name: "tool_not_found", typ: WrongToolCalled, conf: confTextRule,
+		name: "tool_not_found",
+		keys: []string{"tool", "function", "action"}, typ: WrongToolCalled, conf: confTextRule,
 		re: rx(`(?i)\b(?:tool|function|action)(?:\s+with(?:\s+the)?\s+name|\s+named|\s+name|\s+call\s+name|\s+called)?\s+` + toolIdent + `\s+(?:is\s+|was\s+|has\s+been\s+)?(?:not\s+found|not\s+registered|not\s+defined|not\s+available|not\s+recogni[sz]ed|not\s+supported|not\s+a\s+valid|not\s+in\s+(?:the\s+)?(?:tool|function)s?|does\s+not\s+exist|doesn't\s+exist|don't\s+exist|do\s+not\s+exist|could\s+not\s+be\s+found|cannot\s+be\s+found|missing\s+from)`),
 	},
 	{
 		// "no such tool", "no function named 'x'", "could not find tool
 		// with name x", "x is not a valid tool", "'x' is not a registered
 		// agent tool".
-		name: "no_such_tool", typ: WrongToolCalled, conf: confTextRule,
+		name: "no_such_tool",
+		keys: []string{"tool", "function"}, typ: WrongToolCalled, conf: confTextRule,
 		re: rx(`(?i)\bno\s+such\s+(?:tool|function)\b|\b(?:no|could\s+not\s+find|couldn't\s+find|cannot\s+find|can't\s+find|unable\s+to\s+find|did\s+not\s+find|failed\s+to\s+find)\s+(?:a\s+|any\s+)?(?:tool|function)\s+(?:named|with\s+(?:the\s+)?name|called|matching)\b|\b(?:could\s+not|couldn't|cannot|can't|unable\s+to)\s+find\s+(?:tool|function)\s+['"\x60]|\bis\s+not\s+an?\s+(?:valid|registered|known|recogni[sz]ed|available|supported|existing)(?:\s+[\w-]+)?\s+(?:tool|function)\b|\btried\s+to\s+(?:use|call)\s+(?:the\s+)?(?:tool|function)\s+` + toolIdent + `,?\s+but\s+it\s+(?:does\s+not|doesn't)\s+exist|\bdoes\s+not\s+contain\s+(?:a\s+|the\s+)?(?:plugin\s+and/or\s+)?(?:tool|function)\b`),
 	},
 	{
 		// Providers and routers report a missing model/deployment/endpoint
 		// in the same terms as a missing tool: the agent addressed
 		// something that does not exist.
-		name: "target_not_found", typ: WrongToolCalled, conf: confTextRuleLow,
+		name: "target_not_found",
+		keys: []string{"model", "deployment", "endpoint", "agent", "resource"}, typ: WrongToolCalled, conf: confTextRuleLow,
 		re: rx(`(?i)\b(?:model|deployment|endpoint|agent)\s+` + toolIdent + `\s+(?:is\s+|was\s+)?(?:not\s+found|does\s+not\s+exist|doesn't\s+exist|could\s+not\s+be\s+found)|\bthe\s+(?:model|deployment|resource)\s+['"\x60][^'"\x60\n]{1,200}['"\x60](?:\s+under\s+[^\n]{0,120}?)?\s+(?:was\s+not\s+found|does\s+not\s+exist|could\s+not\s+be\s+found)|\bis\s+not\s+a\s+valid\s+model(?:\s+id)?\b|\bno\s+(?:model|deployment|resource)\s+with\s+(?:the\s+)?(?:name|id)\s+` + toolIdent + `\s+(?:was\s+)?found`),
 	},
 	{
 		// Step and recursion limits: a loop when the calls repeat,
 		// plan_incomplete when they do not; the trajectory decides.
-		name: "step_limit", typ: stepLimitType, conf: confTextRule,
+		name: "step_limit",
+		keys: []string{"recursion", "max", "limit", "count", "stopped"}, typ: stepLimitType, conf: confTextRule,
 		re: rx(`(?i)\brecursion limit\b|\bmax(?:imum)?[ _]?(?:number of )?(?:steps|turns|iterations|rounds)\b[^\n]{0,30}\b(?:exceeded|reached|hit)|\b(?:step|turn|iteration|round)[ _]?(?:limit|count)\b[^\n]{0,30}\b(?:exceeded|reached|hit)|\b(?:reached|hit|exceeded) (?:the )?(?:max(?:imum)?|step|turn|iteration)[ _]?(?:steps|turns|iterations|limit)\b|\bstopped after \d+ (?:steps|turns|iterations|rounds)\b|\bstopped due to (?:max )?iteration limit`),
 	},
 	{
-		name: "context_overflow", typ: ContextOverflow, conf: confTextRule,
+		name: "context_overflow",
+		keys: []string{"context", "prompt", "input", "request", "message", "token", "reduce"}, typ: ContextOverflow, conf: confTextRule,
 		re:      rx(`(?i)\bcontext[ _-]?(?:length|window|size|limit)\b[^\n]{0,80}?\b(?:exceed|exceeded|exceeds|too long|too large|overflow|limit|maximum|is \d+)|\bmaximum context(?:[ _]length)?\b|\bcontext[ _](?:length[ _]exceeded|window[ _]exceeded|overflow)|\bprompt is too long\b|\b(?:input|prompt|request|message)s? (?:is |are )?too long\b|\btoo many (?:input |prompt )?tokens\b|\b(?:input|prompt) token count\b[^\n]{0,60}\bexceeds?\b|\bexceeds? (?:the )?(?:model'?s? )?(?:maximum|max|allowed) (?:number of )?(?:context|input|prompt)? ?tokens?\b|\breduce the length of the (?:messages|prompt|input)`),
 		exclude: rx(`(?i)\btokens? per (?:min|minute|day|hour)|\b(?:tpm|rpm)\b|\brate[ _-]?limit`),
 	},
 	{
-		name: "schema_validation", typ: SchemaMismatch, conf: confTextRule,
+		name: "schema_validation",
+		keys: []string{"valid", "field", "missing", "required", "match", "conform", "satisf", "should", "must", "expect", "pars", "decode", "json", "column", "unterminated", "trailing", "key followed", "schema", "unprocessable", "of type", "unmarshal", "deserializ"}, typ: SchemaMismatch, conf: confTextRule,
 		re: rx(`(?i)\b\d+ validation errors? for\b|\bvalidation (?:error|failed|failure)|\b(?:schema|type|input|argument|arguments|parameter|parameters|params|json) validation (?:error|failed|failure)|\bvalidat(?:e|ion)[ _]failed\b|\bfailed to validate\b|\bfield required\b|\bmissing (?:required )?(?:field|property|parameter|argument|key)s?\b|\brequired (?:property|field|parameter|argument)s? (?:is |are )?missing|\bis a required (?:property|field|parameter|argument)|\bmust have required propert|\b(?:did not|does not|doesn't|didn't) (?:match|conform to|satisfy) (?:the )?(?:expected |required |tool'?s? |input |json |output )*(?:json )?(?:schema|format|type)|\bconforms? to the (?:json )?schema\b|\binvalid (?:input|arguments?|args|parameters?|params|tool (?:call )?(?:input|arguments?)|request body|json|type|value for)\b|\binvalid_type\b|\binvalid[ _]argument\b|\b(?:input|value) (?:should|must) be (?:a )?(?:valid )?\w+|\bvalue is not a valid\b|\bexpected (?:a |an |type )?['"]?(?:string|number|integer|int|float|double|boolean|bool|object|array|list|dict|map|null|str|tuple|date|enum|json)['"]?,? (?:but )?(?:got|received|found|was given|instead)\b|\bunable to parse\b|\b(?:could not|couldn't|cannot|failed to) (?:parse|decode) (?:the )?(?:tool |function )?(?:arguments|args|input|json|output|response)|\bnot (?:a )?valid json\b|\bmalformed json\b|\binvalid json\b|\bjson (?:parse|decode|syntax) error|\bunexpected (?:token|end)\b[^\n]{0,40}\bjson\b|\bexpecting (?:value|property name|',' delimiter|':' delimiter)|\bline \d+ column \d+ \(char \d+\)|\bunterminated string\b|\billegal trailing comma\b|\bobject key followed by\b|\boutput_parsing_failure\b|\bgot invalid (?:output|return|json)|\bschema mismatch\b|\bunprocessable entity\b|\bmust be (?:a |an )?(?:string|number|integer|boolean|object|array|null)\b|\bis not of type\b|\bcannot unmarshal\b|\bcannot deserialize\b`),
 	},
 	{
@@ -119,41 +134,49 @@ var textRules = []textRule{
 		// "Status 503:", "Error code: 400", "503 The server is
 		// overloaded" (OpenAI's Node SDK prefixes messages with the status).
 		name: "http_status_text", conf: confTextRule,
+		keys:  []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"},
 		re:    rx(`(?i)(?:^\s*(?:[\w.]*(?:error|exception)\s*[:\-]\s*)?|\bstatus(?:[ _]code)?\s*[:=]?\s*|\bhttp(?:/\d(?:\.\d)?)?\s*[:=]?\s*|\berror[ _]code\s*[:=]?\s*|\bcode\s*[:=]\s*|['"(])([1-5]\d\d)(?:\s|:|-|'|"|\)|,|$)|\b([1-5]\d\d)\s+(?:client error|server error|too many requests|internal server error|bad gateway|service unavailable|service temporarily unavailable|gateway time-?out|request time-?out|unauthorized|forbidden|unprocessable entity|bad request|not found)\b`),
 		check: checkHTTPText,
 	},
 	{
 		// JSON-RPC errors quoted in text: "MCP error -32602: ...".
-		name: "jsonrpc_text", conf: confTextRule,
+		name: "jsonrpc_text",
+		keys: []string{"-3"}, conf: confTextRule,
 		re:    rx(`(?i)\b(?:mcp|json-?rpc|rpc)\s+error\s*[:(]?\s*(-3\d{4})\b|"code"\s*:\s*(-3\d{4})\b`),
 		check: checkJSONRPCText,
 	},
 	{
-		name: "connection_refused", typ: Unknown, reason: ReasonConnection, conf: confTextRule,
+		name: "connection_refused",
+		keys: []string{"connect", "econn", "establish", "service not known", "getaddrinfo", "enotfound", "route", "unreachable", "hang up"}, typ: Unknown, reason: ReasonConnection, conf: confTextRule,
 		re: rx(`(?i)\bconnection (?:refused|reset|aborted|error)\b|\beconn(?:refused|reset)\b|\bfailed to establish a new connection\b|\bcannot connect to host\b|\b(?:could not|couldn't|unable to|failed to) connect\b|\bname or service not known\b|\bgetaddrinfo\b|\benotfound\b|\bno route to host\b|\bnetwork is unreachable\b|\bsocket hang up\b|\bremote end closed connection\b`),
 	},
 	{
-		name: "timeout", typ: Timeout, conf: confTextRule,
+		name: "timeout",
+		keys: []string{"time", "deadline", "respond", "too long", "inactivity"}, typ: Timeout, conf: confTextRule,
 		re: rx(`(?i)\btimed?[ _-]?out\b|\btimeouts?\b|\bdeadline[ _](?:exceeded|expired)|\bdeadline of [\d.]+\s*m?s exceeded|\betimedout\b|\besockettimedout\b|\bdid not respond (?:within|in time)|\btook too long\b|\bseconds of inactivity\b|\bread timeout\b|\baborted due to timeout\b`),
 		// "timeout" as a setting or a retry hint is not a timeout.
 		exclude: rx(`(?i)\b(?:increase|set|configure|raise|adjust)\s+(?:the\s+)?(?:\w+\s+)?timeout\b|\btimeout\s+(?:must|should) be\b|\binvalid timeout\b`),
 	},
 	{
 		// Out of credit: not transient, retrying will not help.
-		name: "billing", typ: Unknown, reason: ReasonBilling, conf: confTextRule,
+		name: "billing",
+		keys: []string{"billing", "insufficient", "payment", "credit"}, typ: Unknown, reason: ReasonBilling, conf: confTextRule,
 		re: rx(`(?i)\bbilling (?:details|hard limit|issue|account|is not active)|\binsufficient[ _](?:credits?|balance|funds|quota)\b|\bpayment required\b|\bcredit balance is too low\b|\bcheck your plan and billing\b`),
 	},
 	{
-		name: "rate_limit", typ: ExternalFault, conf: confTextRule,
+		name: "rate_limit",
+		keys: []string{"rate", "too many", "toomany", "throttl", "quota", "exhaust", "limited to", "per ", "retry after"}, typ: ExternalFault, conf: confTextRule,
 		re: rx(`(?i)\brate[ _-]?limit|\brate (?:exceeded|exhausted)\b|\btoo many requests\b|\btoomanyrequests\b|\bthrottl|\bquota (?:exceeded|exhausted)|\bexceeded (?:your |the )?(?:current )?quota\b|\bresource[ _]exhausted\b|\blimited to \d+ [\w ]{0,30}(?:/|per) ?(?:second|minute|hour|day|min|sec)\b|\brequests? per (?:second|minute|min|hour|day)\b|\bretry after \d+`),
 	},
 	{
-		name: "service_unavailable", typ: ExternalFault, conf: confTextRule,
+		name: "service_unavailable",
+		keys: []string{"overload", "unavailable", "gateway", "server", "upstream", "capacity", "not ready", "transient"}, typ: ExternalFault, conf: confTextRule,
 		re: rx(`(?i)\boverloaded\b|\bservice (?:is )?(?:temporarily |currently )?unavailable\b|\bserviceunavailable\b|\bserver (?:is )?(?:temporarily |currently )?unavailable\b|\bbad gateway\b|\binternal server error\b|\bserver had an error\b|\bserver error\b|\bupstream (?:error|connect error|request failed|service (?:error|failure))|\btemporarily unavailable\b|\bat capacity\b|\bover capacity\b|\bnot ready yet\b|\btransient (?:error|failure|condition)\b`),
 	},
 	{
 		// gRPC canonical codes, written upper case by Google SDKs.
-		name: "grpc_status", conf: confTextRuleLow,
+		name: "grpc_status",
+		keys: []string{"unavailable", "deadline_exceeded", "resource_exhausted", "invalid_argument", "unauthenticated", "permission_denied"}, conf: confTextRuleLow,
 		re:    rx(`\b(UNAVAILABLE|DEADLINE_EXCEEDED|RESOURCE_EXHAUSTED|INVALID_ARGUMENT|UNAUTHENTICATED|PERMISSION_DENIED)\b`),
 		check: checkGRPC,
 	},
@@ -205,6 +228,10 @@ func ClassifyText(text string) (ft FailureType, rule, reason string, ok bool) {
 }
 
 func classifyText(text string) (finding, bool) {
+	return classifyTextWith(text, true)
+}
+
+func classifyTextWith(text string, prefilter bool) (finding, bool) {
 	if len(text) > maxTextLen {
 		text = text[:maxTextLen]
 	}
@@ -212,8 +239,19 @@ func classifyText(text string) (finding, bool) {
 	if text == "" {
 		return finding{}, false
 	}
+	// Case folding in (?i) also matches a few non-ASCII letters (the
+	// Kelvin sign for k); the keyword test is exact for ASCII text only.
+	var lower string
+	if prefilter && isASCII(text) {
+		lower = strings.ToLower(text)
+	} else {
+		prefilter = false
+	}
 	for i := range textRules {
 		r := &textRules[i]
+		if prefilter && len(r.keys) > 0 && !containsAny(lower, r.keys) {
+			continue
+		}
 		m := r.re.FindStringSubmatch(text)
 		if m == nil {
 			continue
@@ -235,6 +273,24 @@ func classifyText(text string) (finding, bool) {
 		return f, true
 	}
 	return finding{}, false
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // wrongToolText reports whether text says a tool does not exist. JSON-RPC

@@ -147,6 +147,23 @@ func TestTextRulesOrder(t *testing.T) {
 	}
 }
 
+// The keyword prefilter is an optimisation: it must never change an
+// answer.
+func TestTextRulePrefilter(t *testing.T) {
+	var texts []string
+	for _, tc := range heldOutPhrasings {
+		texts = append(texts, tc.text)
+	}
+	texts = append(texts, nearMisses...)
+	for _, s := range texts {
+		a, okA := classifyTextWith(s, true)
+		b, okB := classifyTextWith(s, false)
+		if a != b || okA != okB {
+			t.Errorf("%q: prefilter %+v/%v, full %+v/%v", s, a, okA, b, okB)
+		}
+	}
+}
+
 func TestClassifyTextExported(t *testing.T) {
 	ft, rule, _, ok := ClassifyText("429 Too Many Requests")
 	if !ok || ft != ExternalFault || rule == "" {
@@ -186,6 +203,9 @@ func FuzzTextRules(f *testing.F) {
 		b, okB := classifyText(s)
 		if a != b || okA != okB {
 			t.Fatalf("not deterministic on %q: %+v/%v vs %+v/%v", s, a, okA, b, okB)
+		}
+		if full, okF := classifyTextWith(s, false); full != a || okF != okA {
+			t.Fatalf("prefilter changed the answer on %q: %+v/%v vs %+v/%v", s, a, okA, full, okF)
 		}
 		if okA {
 			if a.Type == "" || a.Signal != SignalTextRule || a.Rule == "" {
