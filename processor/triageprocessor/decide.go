@@ -30,6 +30,9 @@ const (
 	attrRootMissing    = "triage.root_missing"
 )
 
+// sharedKeys are written both on run roots and on incident spans.
+var sharedKeys = []string{attrFailureType, attrSignal, attrRule, attrReason}
+
 // annotation is one attribute to set on a span.
 type annotation struct {
 	key  string
@@ -90,6 +93,13 @@ func (d *decision) annotate(span ptrace.Span, isRoot bool) {
 	}
 	if !hasRoot && isRoot {
 		root = d.lateRoot
+	}
+	if len(inc) > 0 && len(root) > 0 {
+		// The span is a run root and an incident: the keys they share
+		// describe the run, none may be left over from the incident.
+		for _, k := range sharedKeys {
+			attrs.Remove(k)
+		}
 	}
 	for _, a := range root {
 		a.apply(attrs)
