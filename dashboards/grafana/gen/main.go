@@ -1,0 +1,37 @@
+// Command gen writes the Grafana dashboard dashboards/grafana/agent-failures.json
+// from the Go definition in dashboard.go (grafana-foundation-sdk), so the JSON
+// is never edited by hand:
+//
+//	go generate ./dashboards/grafana/gen
+//
+// (or `go run ./dashboards/grafana/gen -out dashboards/grafana/agent-failures.json`).
+// TestCheckedInDashboardIsGenerated fails when the checked-in file differs.
+package main
+
+//go:generate go run . -out ../agent-failures.json
+
+import (
+	"flag"
+	"fmt"
+	"os"
+)
+
+func main() {
+	out := flag.String("out", "", "file to write the dashboard JSON to (default: stdout)")
+	flag.Parse()
+
+	b, err := dashboardJSON()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(1)
+	}
+	if *out == "" {
+		_, err = os.Stdout.Write(b)
+	} else {
+		err = os.WriteFile(*out, b, 0o644)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(1)
+	}
+}
