@@ -28,7 +28,11 @@ func (f finding) with(s Signal, rule string, conf float64) finding {
 // definite reports whether a finding names a class: a failure type, or an
 // unknown whose reason is clear (auth, content filter, ...).
 func (f finding) definite() bool {
-	return f.Type != "" && (f.Type != Unknown || (f.Reason != "" && f.Reason != ReasonNoFinalAnswer))
+	if f.Type == Unknown {
+		// Fallbacks that say only that the run did not finish.
+		return f.Reason != "" && f.Reason != ReasonNoFinalAnswer && f.Reason != ReasonRootLost
+	}
+	return f.Type != ""
 }
 
 type incidentKind int
@@ -208,7 +212,10 @@ func (cl *classification) collectCalls() {
 
 var (
 	leadingException = regexp.MustCompile(`^\s*([A-Za-z_][\w.]*(?:Error|Exception|Fault|Timeout))\s*:\s*`)
-	errorPrefix      = regexp.MustCompile(`(?i)^\s*(?:error|exception|failed|failure|fatal)\b`)
+	errorPrefix      = regexp.MustCompile(`(?i)^\s*(?:error|exception)\b`)
+	// Results that start like a failure but may be ordinary output
+	// ("Failed logins: 3") count only when a rule classifies them.
+	weakErrorPrefix = regexp.MustCompile(`(?i)^\s*(?:failed|failure|fatal|could not|unable to)\b`)
 )
 
 // resultIsError reports whether a fed-back result reports a failure: the
@@ -274,6 +281,11 @@ func (cl *classification) callIncidents() {
 		}
 		toolFailed := tool != nil && tool.Failed()
 		resErr := resultIsError(c.result)
+		if !resErr && !toolFailed && c.result != nil && weakErrorPrefix.MatchString(c.result.Content) {
+			if _, ok := cl.memo.classifyText(c.result.Content); ok {
+				resErr = true
+			}
+		}
 		c.failed = toolFailed || resErr
 		c.ok = !c.failed && (tool != nil || c.result != nil)
 
@@ -479,7 +491,11 @@ func (cl *classification) terminalIncidents(loop loopResult, hasLoop bool) {
 		}
 	}
 	last, lastIx := cl.lastLLM()
-	if last == nil || last.Failed() {
+	if last == nil {
+		cl.rootLost()
+		return
+	}
+	if last.Failed() {
 		return
 	}
 	if fr := finalFinishReason(cl.run, last); fr != "" {
@@ -496,10 +512,15 @@ func (cl *classification) terminalIncidents(loop loopResult, hasLoop bool) {
 		return
 	}
 	// The run stopped while the model was still asking for tools. An
-	// error that explains the stop takes precedence.
+	// error at or after that turn explains the stop and takes precedence.
 	for i := range cl.inc {
-		if cl.inc[i].kind == kindRoot {
+		switch cl.inc[i].kind {
+		case kindRoot:
 			return
+		case kindCall, kindLLM, kindSpan:
+			if cl.inc[i].pos >= lastIx {
+				return
+			}
 		}
 	}
 	ft, reason, conf := PlanIncomplete, "", confStepLimit
@@ -507,12 +528,35 @@ func (cl *classification) terminalIncidents(loop loopResult, hasLoop bool) {
 	case hasLoop:
 		ft = LoopDetected
 	case trailingToolTurns(cl.steps) < minStepLimitSteps:
+		// One or two tool turns and no answer. When the run says it
+		// stopped on tool calls, or its root span was lost (the agent
+		// never ended it), the run failed for a reason the spans don't
+		// show. Otherwise a tool may legitimately end the run (tools that
+		// return directly): no verdict.
+		if !isToolFinish(cl.run.FinishReason) && cl.run.RootFound {
+			return
+		}
 		ft, reason, conf = Unknown, ReasonNoFinalAnswer, confNoAnswer
 	}
 	cl.inc = append(cl.inc, incident{
 		Incident: Incident{SpanID: last.SpanID, StepIndex: lastIx, FailureType: ft, Signal: SignalStepLimit,
 			Confidence: conf, Reason: reason},
 		kind: kindTerminal, pos: n,
+	})
+}
+
+// rootLost flags a run without any model step whose root span never
+// arrived: instrumentations that end spans only on success lose the root
+// (and the failed model call) when the agent throws. Nothing says why, so
+// the class is unknown.
+func (cl *classification) rootLost() {
+	if cl.run.RootFound || cl.run.Orphans == 0 || len(cl.inc) > 0 {
+		return
+	}
+	cl.inc = append(cl.inc, incident{
+		Incident: Incident{SpanID: cl.run.RootSpanID, StepIndex: -1, FailureType: Unknown,
+			Signal: SignalNone, Confidence: confRootLost, Reason: ReasonRootLost},
+		kind: kindTerminal, pos: len(cl.steps),
 	})
 }
 

@@ -308,3 +308,15 @@ func TestClassifyDoesNotMutateRun(t *testing.T) {
 		t.Fatal("run mutated")
 	}
 }
+
+func TestWeakErrorPrefixNeedsARule(t *testing.T) {
+	c := mustNew(t, Options{})
+	// Ordinary output that happens to start like an error.
+	b := newRun().llm(tc("1", "lookup", `{"city":"Paris"}`)).
+		answer("3 failed logins", trajectory.ToolResult{CallID: "1", Content: "Failed logins in the last hour: 3"})
+	wantVerdict(t, c.Classify(&b.run), OutcomeOK, "")
+	// A failure a rule recognises.
+	b = newRun().llm(tc("1", "lookup", `{"city":"Paris"}`)).
+		answer("Sorry", trajectory.ToolResult{CallID: "1", Content: "Failed to fetch: 503 Service Unavailable"})
+	wantVerdict(t, c.Classify(&b.run), OutcomeFailed, ExternalFault)
+}

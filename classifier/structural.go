@@ -24,6 +24,7 @@ const (
 	confFinishReason = 0.9
 	confStepLimit    = 0.8
 	confNoAnswer     = 0.5
+	confRootLost     = 0.3
 )
 
 // minStepLimitSteps is how many tool-calling model turns must end a run

@@ -150,14 +150,49 @@ func TestSilentStepLimit(t *testing.T) {
 		b.llm(tc(id, "lookup", `{"city":"Paris"}`)).tool("lookup", id, `{"city": "Paris"}`)
 	}
 	wantVerdict(t, c.Classify(&b.run), OutcomeFailed, LoopDetected)
-	// A stop after one turn is not a step limit: spans were probably
-	// lost. The run failed, the class is unknown.
+	// A stop after one turn is not a step limit. With the root span
+	// present and no run-level finish reason, a tool may have ended the
+	// run on purpose (tools that return directly): no verdict.
 	b = newRun().llm(tc("a", "lookup", `{"city":"Paris"}`)).tool("lookup", "a", `{"city":"Paris"}`)
+	wantVerdict(t, c.Classify(&b.run), OutcomeOK, "")
+	// When the run says it stopped on tool calls, or its root was lost,
+	// it failed without saying why.
+	b.run.FinishReason = "tool-calls"
 	v = c.Classify(&b.run)
 	wantVerdict(t, v, OutcomeFailed, Unknown)
 	if v.Reason != ReasonNoFinalAnswer {
 		t.Errorf("reason %q", v.Reason)
 	}
+	b.run.FinishReason, b.run.RootFound, b.run.Orphans = "", false, 2
+	wantVerdict(t, c.Classify(&b.run), OutcomeFailed, Unknown)
+	// A failed last tool explains the stop better than a step limit.
+	b = newRun()
+	for i, city := range []string{"Paris", "Lyon", "Nice"} {
+		id := string(rune('a' + i))
+		args := `{"city":"` + city + `"}`
+		b.llm(tc(id, "lookup", args))
+		if i < 2 {
+			b.tool("lookup", id, args)
+		} else {
+			b.toolErr("lookup", id, args, "Error", "503 Service Unavailable")
+		}
+	}
+	b.run.FinishReason = "tool-calls"
+	wantVerdict(t, c.Classify(&b.run), OutcomeFailed, ExternalFault)
+}
+
+func TestRootLost(t *testing.T) {
+	c := mustNew(t, Options{})
+	// Only setup spans arrived, as orphans: the agent never ended its
+	// root span. The run failed; nothing says why.
+	run := trajectory.Run{RootFound: false, Orphans: 1}
+	v := c.Classify(&run)
+	wantVerdict(t, v, OutcomeFailed, Unknown)
+	if v.Reason != ReasonRootLost {
+		t.Errorf("reason %q", v.Reason)
+	}
+	// A complete run without steps says nothing.
+	wantVerdict(t, c.Classify(&trajectory.Run{RootFound: true}), OutcomeOK, "")
 }
 
 func TestStepLimitException(t *testing.T) {

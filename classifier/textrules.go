@@ -57,6 +57,7 @@ const (
 	ReasonBilling        = "billing"
 	ReasonNoFinalAnswer  = "no_final_answer"
 	ReasonHumanInLoop    = "human_in_the_loop"
+	ReasonRootLost       = "root_span_lost"
 )
 
 func rx(s string) *regexp.Regexp { return regexp.MustCompile(s) }
