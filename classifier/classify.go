@@ -215,8 +215,39 @@ var (
 	errorPrefix      = regexp.MustCompile(`(?i)^\s*(?:error|exception)\b`)
 	// Results that start like a failure but may be ordinary output
 	// ("Failed logins: 3") count only when a rule classifies them.
-	weakErrorPrefix = regexp.MustCompile(`(?i)^\s*(?:failed|failure|fatal|could not|unable to)\b`)
+	weakErrorPrefix = regexp.MustCompile(`(?i)^\s*(?:failed|failure|fatal|could not|couldn't|unable to|cannot|an? (?:\w+ )?(?:error|exception) (?:occurred|was raised|has occurred)|(?:i )?encountered (?:an? )?(?:error|exception)|tool (?:call |execution )?failed|the tool (?:call )?failed|sorry, )`)
 )
+
+// maxResultHead bounds the part of a result read when it does not say
+// it failed: the first line of an error message says what it is.
+const maxResultHead = 300
+
+// resultHeadFailure reads the start of a result that is not marked as an
+// error: it fails the call only when it opens like a failure that a rule
+// classifies, or when its first line says the call itself was wrong
+// (unknown tool, invalid arguments) — phrasings that ordinary tool output
+// does not start with. Anything else (a document mentioning rate limits)
+// is data.
+func (cl *classification) resultHeadFailure(content string) bool {
+	head := strings.TrimSpace(content)
+	if i := strings.IndexByte(head, '\n'); i >= 0 {
+		head = head[:i]
+	}
+	if len(head) > maxResultHead {
+		head = head[:maxResultHead]
+	}
+	if head == "" {
+		return false
+	}
+	f, ok := cl.memo.classifyText(head)
+	if !ok {
+		return false
+	}
+	if weakErrorPrefix.MatchString(head) {
+		return true
+	}
+	return f.Type == WrongToolCalled || f.Type == SchemaMismatch
+}
 
 // resultIsError reports whether a fed-back result reports a failure: the
 // convention marked it, or its content reads like an error (frameworks
@@ -281,10 +312,8 @@ func (cl *classification) callIncidents() {
 		}
 		toolFailed := tool != nil && tool.Failed()
 		resErr := resultIsError(c.result)
-		if !resErr && !toolFailed && c.result != nil && weakErrorPrefix.MatchString(c.result.Content) {
-			if _, ok := cl.memo.classifyText(c.result.Content); ok {
-				resErr = true
-			}
+		if !resErr && !toolFailed && c.result != nil && cl.resultHeadFailure(c.result.Content) {
+			resErr = true
 		}
 		c.failed = toolFailed || resErr
 		c.ok = !c.failed && (tool != nil || c.result != nil)

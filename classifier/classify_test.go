@@ -320,3 +320,34 @@ func TestWeakErrorPrefixNeedsARule(t *testing.T) {
 		answer("Sorry", trajectory.ToolResult{CallID: "1", Content: "Failed to fetch: 503 Service Unavailable"})
 	wantVerdict(t, c.Classify(&b.run), OutcomeFailed, ExternalFault)
 }
+
+func TestResultHeads(t *testing.T) {
+	c := mustNew(t, Options{})
+	cases := []struct {
+		content string
+		want    FailureType // "" = the call succeeded
+	}{
+		{"An error occurred while running the tool. Please try again. Error: 502 Bad Gateway", ExternalFault},
+		{"Encountered error: Request timed out", Timeout},
+		{"Unknown tool name: 'forecast'. Available tools: lookup", WrongToolCalled},
+		{"1 validation error for lookup\ncity\n  Field required", SchemaMismatch},
+		// data, not failures
+		{"Our API enforces a rate limit of 10 requests per second.", ""},
+		{"Timeouts are configured per route; see the docs.", ""},
+		{"Sorry, we are closed on Sundays.", ""},
+	}
+	for _, k := range cases {
+		b := newRun().llm(tc("1", "lookup", `{"city":"Paris"}`)).
+			answer("ok", trajectory.ToolResult{CallID: "1", Content: k.content})
+		v := c.Classify(&b.run)
+		if k.want == "" {
+			if v.Outcome != OutcomeOK {
+				t.Errorf("%q: got %s/%s, want ok", k.content, v.Outcome, v.FailureType)
+			}
+			continue
+		}
+		if v.Outcome != OutcomeFailed || v.FailureType != k.want {
+			t.Errorf("%q: got %s/%s, want failed/%s", k.content, v.Outcome, v.FailureType, k.want)
+		}
+	}
+}
