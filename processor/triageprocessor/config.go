@@ -19,6 +19,10 @@ type Config struct {
 	// DecisionWait is how long a trace whose root span has not arrived is
 	// held after its last span before it is decided anyway.
 	DecisionWait time.Duration `mapstructure:"decision_wait"`
+	// RootWait, when > 0, keeps a trace that much longer after its root
+	// span arrived, for spans exported later by other services (an MCP
+	// server, a remote tool) to join the classification. 0 decides at once.
+	RootWait time.Duration `mapstructure:"root_wait"`
 	// NumTraces is the maximum number of traces held at once; when a new
 	// trace would exceed it the least recently active trace is decided and
 	// forwarded early (counted as evicted).
@@ -91,6 +95,9 @@ func (c *Config) Validate() error {
 	var errs []error
 	if c.DecisionWait <= 0 {
 		errs = append(errs, fmt.Errorf("decision_wait must be greater than 0, got %v", c.DecisionWait))
+	}
+	if c.RootWait < 0 {
+		errs = append(errs, fmt.Errorf("root_wait must not be negative, got %v", c.RootWait))
 	}
 	if c.NumTraces <= 0 {
 		errs = append(errs, fmt.Errorf("num_traces must be greater than 0, got %d", c.NumTraces))

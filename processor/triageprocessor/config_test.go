@@ -32,6 +32,7 @@ func TestLoadConfig(t *testing.T) {
 			id: component.NewIDWithName(metadata.Type, "full"),
 			want: &Config{
 				DecisionWait:      10 * time.Second,
+				RootWait:          2 * time.Second,
 				NumTraces:         500,
 				MaxSpansPerTrace:  300,
 				MaxTraceBytes:     1 << 20,
@@ -54,6 +55,7 @@ func TestLoadConfig(t *testing.T) {
 		},
 		{id: component.NewIDWithName(metadata.Type, "zero_num_traces"), wantErr: "num_traces"},
 		{id: component.NewIDWithName(metadata.Type, "negative_decision_wait"), wantErr: "decision_wait"},
+		{id: component.NewIDWithName(metadata.Type, "negative_root_wait"), wantErr: "root_wait"},
 		{id: component.NewIDWithName(metadata.Type, "zero_max_spans"), wantErr: "max_spans_per_trace"},
 		{id: component.NewIDWithName(metadata.Type, "zero_max_trace_bytes"), wantErr: "max_trace_bytes"},
 		{id: component.NewIDWithName(metadata.Type, "zero_cache"), wantErr: "decision_cache_size"},

@@ -44,7 +44,8 @@ type heldTrace struct {
 	firstSeen time.Time
 	lastSeen  time.Time
 	rootSeen  bool
-	queued    bool // already in this batch's list of rooted traces
+	queued    bool      // already scheduled for a root decision
+	rootDue   time.Time // with root_wait: when the root decision is due
 
 	// Set once the trace leaves the buffer for a decision.
 	trigger string
@@ -77,6 +78,10 @@ type triageProcessor struct {
 	heldBytes int
 	batchSeq  uint64
 	closed    bool
+	// rootDue lists, in due order, traces whose root arrived and that wait
+	// root_wait for spans from other services. Entries whose trace already
+	// left the buffer are skipped.
+	rootDue []*heldTrace
 
 	lifecycleMu sync.Mutex
 	stop        chan struct{}
@@ -144,7 +149,11 @@ func (p *triageProcessor) Start(context.Context, component.Host) error {
 	}
 	p.stop = make(chan struct{})
 	p.tickerDone.Add(1)
-	go p.tickLoop(p.stop, tickInterval(p.cfg.DecisionWait))
+	wait := p.cfg.DecisionWait
+	if p.cfg.RootWait > 0 {
+		wait = min(wait, p.cfg.RootWait)
+	}
+	go p.tickLoop(p.stop, tickInterval(wait))
 	return nil
 }
 
@@ -183,6 +192,7 @@ func (p *triageProcessor) Shutdown(ctx context.Context) error {
 
 	p.mu.Lock()
 	p.closed = true
+	p.rootDue = nil
 	var toDecide []*heldTrace
 	dTraces, dSpans := 0, 0
 	for p.held.Len() > 0 {
@@ -198,12 +208,24 @@ func (p *triageProcessor) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// decideExpired decides the traces inactive for decision_wait.
+// decideExpired decides the traces whose root_wait ended and those
+// inactive for decision_wait.
 func (p *triageProcessor) decideExpired(ctx context.Context) error {
 	now := p.now()
 	p.mu.Lock()
 	var toDecide []*heldTrace
 	dTraces, dSpans := 0, 0
+	for len(p.rootDue) > 0 && !now.Before(p.rootDue[0].rootDue) {
+		h := p.rootDue[0]
+		p.rootDue[0] = nil
+		p.rootDue = p.rootDue[1:]
+		if h.trigger != "" {
+			continue // evicted, cut or shut down meanwhile
+		}
+		p.held.Remove(h.id)
+		dTraces, dSpans = dTraces-1, dSpans-h.spans
+		toDecide = append(toDecide, p.startDeciding(h, triggerRoot))
+	}
 	for {
 		_, h, ok := p.held.GetOldest()
 		if !ok || now.Sub(h.lastSeen) < p.cfg.DecisionWait {
@@ -340,6 +362,11 @@ func (p *triageProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 	for _, h := range rooted {
 		if h.trigger != "" {
 			continue // already forced out by a limit or eviction
+		}
+		if p.cfg.RootWait > 0 && !p.closed {
+			h.rootDue = now.Add(p.cfg.RootWait)
+			p.rootDue = append(p.rootDue, h)
+			continue
 		}
 		p.held.Remove(h.id)
 		dTraces, dSpans = dTraces-1, dSpans-h.spans

@@ -481,3 +481,26 @@ func TestConcurrentConsumersLoseNothing(t *testing.T) {
 	assert.Equal(t, 0, h.p.heldBytes)
 	assert.Empty(t, h.p.deciding)
 }
+
+func TestRootWaitCollectsSpansFromOtherServices(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.RootWait = 2 * time.Second })
+	tid := traceID(20)
+	spans := genaiRun("")
+	h.send(agentTrace(tid, "client", spans...))
+	assert.Zero(t, h.sink.SpanCount(), "with root_wait the root does not decide at once")
+
+	// A span from another service's exporter arrives after the root.
+	h.now = h.now.Add(time.Second)
+	h.send(agentTrace(tid, "server", spanSpec{id: 30, parent: 3, name: "tools/call lookup", attrs: map[string]any{"mcp.method.name": "tools/call"}}))
+	require.NoError(t, h.p.decideExpired(context.Background()))
+	assert.Zero(t, h.sink.SpanCount())
+
+	h.now = h.now.Add(time.Second)
+	require.NoError(t, h.p.decideExpired(context.Background()))
+	assert.Equal(t, 5, h.sink.SpanCount())
+	assert.Len(t, h.sink.AllTraces(), 1, "one decision forwarded the whole trace")
+	assert.Equal(t, int64(1), sumValue(t, h, "traces_decided", attribute.String("trigger", "root")))
+	assert.Zero(t, sumValue(t, h, "late_spans"))
+	_, ok := strAttr(h.forwarded()[spanID(1)][0], attrVerdict)
+	assert.True(t, ok)
+}
