@@ -101,20 +101,33 @@ func (c *Classifier) classify(run *trajectory.Run, extra []Incident) Verdict {
 func (cl *classification) collectCalls() {
 	byID := make(map[string]int)
 	var pending []int // requested calls of the last LLM step not yet executed
+	var early []int   // tool steps since the last LLM step not linked to a request
 	for i := range cl.steps {
 		s := &cl.steps[i]
 		switch s.Kind {
 		case trajectory.StepLLM:
 			pending = pending[:0]
+		requests:
 			for _, rc := range s.Requested {
+				// A tool step may end before the model step that asked for
+				// it (streaming, clock skew): link it rather than count the
+				// call twice.
 				if rc.ID != "" {
 					if j, ok := byID[rc.ID]; ok {
-						// The tool step ended before its requesting model
-						// step (clock skew, batching): link it.
 						if cl.calls[j].llmIx < 0 {
 							cl.calls[j].llmIx = i
 						}
 						continue
+					}
+				}
+				for ei, j := range early {
+					cj := &cl.calls[j]
+					// Only a tool that started after the model step did can
+					// be its answer.
+					if cj.llmIx < 0 && cj.name == rc.Name && (cj.id == "" || rc.ID == "") && cl.steps[cj.toolIx].Start >= s.Start {
+						cj.llmIx = i
+						early = append(early[:ei], early[ei+1:]...)
+						continue requests
 					}
 				}
 				cl.calls = append(cl.calls, call{name: rc.Name, id: rc.ID, args: rc.Arguments, llmIx: i, toolIx: -1, resultLLMIx: -1, pos: i})
@@ -124,6 +137,7 @@ func (cl *classification) collectCalls() {
 				}
 				pending = append(pending, k)
 			}
+			early = early[:0]
 		case trajectory.StepTool:
 			k := -1
 			if s.ToolCallID != "" {
@@ -147,6 +161,7 @@ func (cl *classification) collectCalls() {
 				if s.ToolCallID != "" {
 					byID[s.ToolCallID] = k
 				}
+				early = append(early, k)
 			}
 			c := &cl.calls[k]
 			c.toolIx = i

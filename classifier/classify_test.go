@@ -1,6 +1,7 @@
 package classifier
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/triage-otel/triage/trajectory"
@@ -348,6 +349,102 @@ func TestResultHeads(t *testing.T) {
 		}
 		if v.Outcome != OutcomeFailed || v.FailureType != k.want {
 			t.Errorf("%q: got %s/%s, want failed/%s", k.content, v.Outcome, v.FailureType, k.want)
+		}
+	}
+}
+
+func TestStreamedToolEndingBeforeItsModelStep(t *testing.T) {
+	// With streaming, a tool can end before the model step that asked for
+	// it. Each call is counted once: two calls, not four (a loop).
+	c := mustNew(t, Options{})
+	b := newRun()
+	for range 2 {
+		b.tool("lookup", "", `{"city":"Paris"}`)
+		b.llm(tc("", "lookup", `{"city":"Paris"}`))
+		// the model step started before its tool
+		b.run.Steps[len(b.run.Steps)-1].Start = b.run.Steps[len(b.run.Steps)-2].Start - 100
+	}
+	b.answer("18 degrees")
+	v := c.Classify(&b.run)
+	wantVerdict(t, v, OutcomeOK, "")
+}
+
+// Random runs: whatever the shape, Classify answers a consistent verdict
+// and never panics.
+func TestRandomRunsKeepInvariants(t *testing.T) {
+	c := mustNew(t, Options{Constraints: []string{"secret"}, LoopSimilarity: 0.9})
+	rng := rand.New(rand.NewPCG(1, 2))
+	names := []string{"lookup", "convert", "ghost", ""}
+	args := []string{`{"city":"Paris"}`, `{"amount":"x"}`, `{`, ``, `"{\"city\":\"Nice\"}"`, `null`, `[1]`}
+	texts := []string{"", "Error: rate limit", "secret plan", "429 Too Many Requests", "Tool ghost not found", "fine", "\xff\xfe"}
+	pick := func(xs []string) string { return xs[rng.IntN(len(xs))] }
+	for range 2000 {
+		b := newRun()
+		b.run.RootFound = rng.IntN(3) > 0
+		b.run.Orphans = rng.IntN(2)
+		for range rng.IntN(12) {
+			switch rng.IntN(3) {
+			case 0:
+				var reqs []trajectory.ToolCall
+				for range rng.IntN(3) {
+					reqs = append(reqs, tc(pick([]string{"", "1", "2", "3"}), pick(names), pick(args)))
+				}
+				var res []trajectory.ToolResult
+				for range rng.IntN(3) {
+					res = append(res, trajectory.ToolResult{CallID: pick([]string{"", "1", "2", "9"}), Name: pick(names), Content: pick(texts), IsError: rng.IntN(2) == 0})
+				}
+				var defs []trajectory.ToolDef
+				if rng.IntN(2) == 0 {
+					defs = offered
+				}
+				b.add(trajectory.Step{Kind: trajectory.StepLLM, Offered: defs, Requested: reqs, InputResults: res, OutputText: pick(texts),
+					FinishReasons: []string{pick([]string{"stop", "tool_calls", "length", "content_filter", ""})},
+					StatusError:   rng.IntN(5) == 0, HTTPStatus: []int{0, 0, 400, 429, 503}[rng.IntN(5)]})
+			case 1:
+				b.add(trajectory.Step{Kind: trajectory.StepTool, ToolName: pick(names), ToolCallID: pick([]string{"", "1", "2", "3"}), Arguments: pick(args),
+					Result: pick(texts), ResultIsError: rng.IntN(4) == 0, StatusError: rng.IntN(4) == 0, StatusMessage: pick(texts),
+					HasJSONRPC: rng.IntN(6) == 0, JSONRPCCode: []int{-32602, -32601, -32000, 5}[rng.IntN(4)]})
+			default:
+				b.add(trajectory.Step{Kind: trajectory.StepKind(pick([]string{"", "agent"}))})
+			}
+		}
+		if rng.IntN(3) == 0 {
+			b.rootError(pick([]string{"", "Error", "TimeoutError", "MaxStepsExceededError"}), pick(texts))
+		}
+		b.run.FinishReason = pick([]string{"", "", "tool-calls", "length"})
+		var extra []Incident
+		if rng.IntN(4) == 0 {
+			extra = append(extra, Incident{SpanID: sid(byte(rng.IntN(20))), StepIndex: rng.IntN(30) - 5, Signal: SignalOTTL})
+		}
+		v := c.Classify(&b.run, extra...)
+		switch v.Outcome {
+		case OutcomeFailed:
+			if _, ok := ParseFailureType(string(v.FailureType)); !ok {
+				t.Fatalf("failed with type %q: %+v", v.FailureType, b.run)
+			}
+		case OutcomeOK:
+			if v.FailureType != "" || len(v.Incidents) != 0 {
+				t.Fatalf("ok with %q / %d incidents", v.FailureType, len(v.Incidents))
+			}
+		case OutcomeRecovered:
+			if v.FailureType != "" || len(v.Incidents) == 0 {
+				t.Fatalf("recovered with %q / %d incidents", v.FailureType, len(v.Incidents))
+			}
+			for _, in := range v.Incidents {
+				if !in.Recovered {
+					t.Fatalf("recovered run with an unrecovered incident %+v", in)
+				}
+			}
+		default:
+			t.Fatalf("outcome %q", v.Outcome)
+		}
+		for _, in := range v.Incidents {
+			if _, ok := ParseFailureType(string(in.FailureType)); !ok {
+				t.Fatalf("incident type %q", in.FailureType)
+			}
+			if in.StepIndex >= len(b.run.Steps) {
+				t.Fatalf("incident step %d of %d", in.StepIndex, len(b.run.Steps))
+			}
 		}
 	}
 }
