@@ -36,9 +36,27 @@ eval:
 	@test -n "$(SHARED)" || { echo "shared/DESIGN.md not found in this folder or a parent" >&2; exit 1; }
 	$(GO) run ./cmd/triage eval --labels $(FIXTURES)/labels.json $(addprefix --corpus ,$(sort $(wildcard $(SHARED)/corpora/*.json)))
 
-# End-to-end tests against a collector built by ocb.
-e2e:
-	@true
+# ---- the collector (ocb) ----
+# ocb is run from the module proxy at the pinned release; no other download.
+OCB := go.opentelemetry.io/collector/cmd/builder@v0.161.0
+COLLECTOR := $(BUILD_DIR)/collector/triage-otelcol
+# The collector compiles this module's non-test Go sources (through the
+# replace ocb writes), so any of them changing makes it stale.
+COLLECTOR_SRC := $(shell find . -name '*.go' -not -name '*_test.go' \
+	-not -path './_build/*' -not -path './bench/*' -not -path './e2e/*' -not -path './tools/*')
 
-# run: for now the CLI on the shipped captures; the collector replaces it.
-run: classify
+# collector: build _build/collector/triage-otelcol from builder-config.yaml
+# (skipped when it is newer than its inputs).
+collector: $(COLLECTOR)
+
+$(COLLECTOR): builder-config.yaml go.mod go.sum $(COLLECTOR_SRC)
+	$(GO) run $(OCB) --config builder-config.yaml
+	@touch $@
+
+# run: build the collector and start it on config.example.yaml (Ctrl-C stops it).
+run: collector
+	./$(COLLECTOR) --config config.example.yaml
+
+# End-to-end tests against a collector built by ocb (see e2e/).
+e2e: collector
+	$(GO) test -tags e2e -count=1 -timeout 30m -v ./e2e/...

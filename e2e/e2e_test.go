@@ -1,0 +1,727 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+const (
+	// decisionWait is the processor's inactivity timeout in the test config:
+	// short so the root-less trace is decided quickly, long enough that the
+	// "not decided before decision_wait" check means something.
+	decisionWait = 2 * time.Second
+
+	// Upper bounds for the waits below; generous because the machine is small
+	// and shared. They bound the test, they are not assertions on speed.
+	collectorStartTimeout = 60 * time.Second
+	outputTimeout         = 60 * time.Second
+	shutdownTimeout       = 30 * time.Second
+	ocbBuildTimeout       = 25 * time.Minute
+
+	ocbModule = "go.opentelemetry.io/collector/cmd/builder@v0.161.0"
+)
+
+// classifyLine is one line of `triage classify` output (one per run).
+type classifyLine struct {
+	File        string `json:"file"`
+	TraceID     string `json:"trace_id"`
+	RunSpanID   string `json:"run_span_id"`
+	Verdict     string `json:"verdict"`
+	FailureType string `json:"failure_type"`
+	Signal      string `json:"signal"`
+	Rule        string `json:"rule"`
+}
+
+// The root-span annotations compared with `triage classify`.
+var comparedAttrs = []struct{ attr, name string }{
+	{"triage.verdict", "verdict"},
+	{"triage.failure_type", "failure_type"},
+	{"triage.signal", "signal"},
+	{"triage.rule", "rule"},
+}
+
+func TestCollectorEndToEnd(t *testing.T) {
+	repo := repoRoot(t)
+	shared := sharedDir(t, repo)
+	fixtures := fixtureFiles(t, shared)
+	// The forbidden strings of the labelled captures, given alike to the
+	// collector and to `triage classify`, so constraint checks are compared
+	// too.
+	constraints := labelledConstraints(t, shared)
+	work := t.TempDir()
+
+	otelcol := collectorBinary(t, repo)
+	triage := buildTriageCLI(t, repo, work)
+
+	// A copy of one fixture with its root span(s) removed and a fresh trace
+	// ID: the processor never sees the run complete, so only decision_wait
+	// can decide it.
+	rootless := writeRootlessFixture(t, fixtures, filepath.Join(work, "rootless.json"))
+
+	want := classify(t, triage, constraints, append(append([]string{}, fixtures...), rootless.path))
+
+	ports := freePorts(t, 2)
+	grpcPort, httpPort := ports[0], ports[1]
+	outPath := filepath.Join(work, "annotated-spans.json")
+	cfgPath := filepath.Join(work, "otelcol.yaml")
+	writeFile(t, cfgPath, testConfig(grpcPort, httpPort, outPath, constraints))
+
+	col := startCollector(t, otelcol, cfgPath, filepath.Join(work, "otelcol.log"))
+	endpoint := fmt.Sprintf("http://127.0.0.1:%d", httpPort)
+	waitHTTPReady(t, col, endpoint)
+
+	run(t, 2*time.Minute, triage, append([]string{"replay", "--endpoint", endpoint}, fixtures...)...)
+
+	rootlessSent := time.Now()
+	run(t, time.Minute, triage, "replay", "--endpoint", endpoint, rootless.path)
+
+	// Wait until every run's root span (or, when the root never arrived,
+	// the spans standing in for it) carries a verdict, then compare.
+	var spans map[string]exportedSpan
+	var rootlessSeen time.Time
+	deadline := time.Now().Add(outputTimeout)
+	for {
+		spans = readAnnotatedSpans(t, outPath)
+		if rootlessSeen.IsZero() && traceAnnotated(spans, rootless.traceID) {
+			rootlessSeen = time.Now()
+		}
+		var missing []string
+		for _, w := range want {
+			if !hasVerdict(runSpans(spans, w)) {
+				missing = append(missing, spanKey(w.TraceID, w.RunSpanID))
+			}
+		}
+		if len(missing) == 0 && !rootlessSeen.IsZero() {
+			break
+		}
+		if col.exited() {
+			t.Fatalf("collector exited while waiting for output:\n%s", col.logTail())
+		}
+		if time.Now().After(deadline) {
+			sort.Strings(missing)
+			t.Fatalf("after %s, %d of %d runs have no triage.verdict on their root span (nor on spans standing in for a missing root) in %s (root-less trace seen: %v); first missing: %v",
+				outputTimeout, len(missing), len(want), outPath, !rootlessSeen.IsZero(), head(missing, 10))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	mismatches, standIns := 0, 0
+	for _, w := range want {
+		targets := runSpans(spans, w)
+		if len(targets) > 0 && targets[0].spanID != w.RunSpanID {
+			standIns++
+		}
+		wantVals := map[string]string{"verdict": w.Verdict, "failure_type": w.FailureType, "signal": w.Signal, "rule": w.Rule}
+		for _, sp := range targets {
+			for _, c := range comparedAttrs {
+				got := attrString(sp.attrs, c.attr)
+				if got != wantVals[c.name] {
+					mismatches++
+					t.Errorf("%s run %s/%s, span %s: %s = %q, triage classify says %s = %q",
+						filepath.Base(filepath.Dir(w.File))+"/"+filepath.Base(w.File), w.TraceID, w.RunSpanID, sp.spanID, c.attr, got, c.name, wantVals[c.name])
+				}
+			}
+		}
+	}
+	t.Logf("compared %d runs from %d fixture files (+1 root-less copy; %d runs without their root span): %d mismatching attributes",
+		len(want), len(fixtures), standIns, mismatches)
+
+	// The root-less trace can only have been decided by the inactivity timer,
+	// which starts when its last span was received (after rootlessSent).
+	if elapsed := rootlessSeen.Sub(rootlessSent); elapsed < decisionWait {
+		t.Errorf("root-less trace %s was annotated %s after it was sent, before decision_wait (%s) elapsed", rootless.traceID, elapsed, decisionWait)
+	}
+	for _, id := range rootless.spanIDs {
+		if _, ok := spans[spanKey(rootless.traceID, id)]; !ok {
+			t.Errorf("span %s of the root-less trace %s was not forwarded", id, rootless.traceID)
+		}
+	}
+
+	col.stop(t)
+}
+
+// ---- locating things ----
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil && bytes.Contains(b, []byte("module github.com/triage-otel/triage\n")) {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			t.Fatalf("no go.mod of github.com/triage-otel/triage above %s", dir)
+		}
+	}
+}
+
+// sharedDir finds the shared/ folder that sits beside the repository (or one
+// of its ancestors), identified by its DESIGN.md.
+func sharedDir(t *testing.T, repo string) string {
+	t.Helper()
+	for d := repo; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "shared", "DESIGN.md")); err == nil {
+			return filepath.Join(d, "shared")
+		}
+		if filepath.Dir(d) == d {
+			t.Fatalf("no shared/DESIGN.md beside %s or any of its parents: the fixtures are needed", repo)
+		}
+	}
+}
+
+// fixtureFiles returns every framework capture (not labels.json, not the
+// *.logs.json log events).
+func fixtureFiles(t *testing.T, shared string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(shared, "fixtures", "frameworks", "*", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range files {
+		if !strings.HasSuffix(f, ".logs.json") {
+			out = append(out, f)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("no fixture captures under %s/fixtures/frameworks", shared)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// labelledConstraints returns the union of the forbidden strings listed in
+// the fixtures' labels.json (only the constraints are read, never the
+// expected answers).
+func labelledConstraints(t *testing.T, shared string) []string {
+	t.Helper()
+	path := filepath.Join(shared, "fixtures", "frameworks", "labels.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var labels []struct {
+		Constraints []string `json:"constraints"`
+	}
+	if err := json.Unmarshal(b, &labels); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, l := range labels {
+		for _, c := range l.Constraints {
+			if strings.TrimSpace(c) != "" && !seen[c] {
+				seen[c] = true
+				out = append(out, c)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ---- building ----
+
+// collectorBinary returns the ocb-built collector, (re)building it with ocb
+// when it is missing or older than the sources it compiles (`make e2e`
+// does the same through make; this covers a plain `go test -tags e2e`).
+// TRIAGE_OTELCOL names a prebuilt binary to use as is.
+func collectorBinary(t *testing.T, repo string) string {
+	t.Helper()
+	if p := os.Getenv("TRIAGE_OTELCOL"); p != "" {
+		return p
+	}
+	bin := filepath.Join(repo, "_build", "collector", "triage-otelcol")
+	if fi, err := os.Stat(bin); err == nil {
+		stale := newerSource(t, repo, fi.ModTime())
+		if stale == "" {
+			return bin
+		}
+		t.Logf("%s is older than %s: rebuilding", bin, stale)
+	}
+	t.Logf("building the collector with ocb (%s); this takes minutes on a cold cache", ocbModule)
+	ctx, cancel := context.WithTimeout(context.Background(), ocbBuildTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "run", ocbModule, "--config", "builder-config.yaml")
+	cmd.Dir = repo
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("ocb build failed: %v\n%s", err, tail(string(out), 4000))
+	}
+	// go build leaves an up-to-date binary untouched; mark it as checked.
+	now := time.Now()
+	if err := os.Chtimes(bin, now, now); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// newerSource returns a file compiled into the collector that changed after
+// t0, or "" when there is none.
+func newerSource(t *testing.T, repo string, t0 time.Time) string {
+	t.Helper()
+	skip := map[string]bool{"_build": true, "bench": true, "e2e": true, "tools": true, ".git": true}
+	var newer string
+	err := filepath.WalkDir(repo, func(path string, d os.DirEntry, err error) error {
+		if err != nil || newer != "" {
+			return err
+		}
+		rel, _ := filepath.Rel(repo, path)
+		if d.IsDir() {
+			if skip[rel] {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		name := d.Name()
+		compiled := strings.HasSuffix(name, ".go") && !strings.HasSuffix(name, "_test.go")
+		if !compiled && rel != "builder-config.yaml" && rel != "go.mod" && rel != "go.sum" {
+			return nil
+		}
+		if fi, err := d.Info(); err == nil && fi.ModTime().After(t0) {
+			newer = rel
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newer
+}
+
+func buildTriageCLI(t *testing.T, repo, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "triage")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/triage")
+	cmd.Dir = repo
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building cmd/triage: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// ---- inputs ----
+
+type rootlessFixture struct {
+	path    string
+	traceID string
+	spanIDs []string
+}
+
+// writeRootlessFixture copies the first fixture whose single trace has a
+// root span with children, drops the root(s) and gives the rest a fresh
+// trace ID so it cannot merge with the original replayed beside it.
+func writeRootlessFixture(t *testing.T, fixtures []string, path string) rootlessFixture {
+	t.Helper()
+	for _, f := range fixtures {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(b)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		roots, children, traces := 0, 0, map[pcommon.TraceID]bool{}
+		forEachSpan(td, func(s ptrace.Span) {
+			traces[s.TraceID()] = true
+			if s.ParentSpanID().IsEmpty() {
+				roots++
+			} else {
+				children++
+			}
+		})
+		if len(traces) != 1 || roots == 0 || children < 2 {
+			continue
+		}
+		var tid pcommon.TraceID
+		if _, err := rand.Read(tid[:]); err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		rss := td.ResourceSpans()
+		for i := 0; i < rss.Len(); i++ {
+			sss := rss.At(i).ScopeSpans()
+			for j := 0; j < sss.Len(); j++ {
+				sss.At(j).Spans().RemoveIf(func(s ptrace.Span) bool {
+					if s.ParentSpanID().IsEmpty() {
+						return true
+					}
+					s.SetTraceID(tid)
+					ids = append(ids, s.SpanID().String())
+					return false
+				})
+			}
+		}
+		out, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, path, string(out))
+		t.Logf("root-less trace %s: %s without its root span(s) (%d spans left)", tid.String(), f, len(ids))
+		return rootlessFixture{path: path, traceID: tid.String(), spanIDs: ids}
+	}
+	t.Fatal("no fixture with a single trace whose root has children: cannot build the root-less case")
+	return rootlessFixture{}
+}
+
+// classify runs `triage classify` on each file and returns one line per run,
+// tagged with its file for error messages.
+func classify(t *testing.T, triage string, constraints, files []string) []classifyLine {
+	t.Helper()
+	var flags []string
+	for _, c := range constraints {
+		flags = append(flags, "--constraint", c)
+	}
+	var all []classifyLine
+	for _, f := range files {
+		out := run(t, time.Minute, triage, append(append([]string{"classify"}, flags...), f)...)
+		var n int
+		sc := bufio.NewScanner(bytes.NewReader(out))
+		sc.Buffer(make([]byte, 1<<20), 64<<20)
+		for sc.Scan() {
+			line := bytes.TrimSpace(sc.Bytes())
+			if len(line) == 0 {
+				continue
+			}
+			var c classifyLine
+			if err := json.Unmarshal(line, &c); err != nil {
+				t.Fatalf("triage classify %s: line is not JSON: %v\n%s", f, err, line)
+			}
+			if c.TraceID == "" || c.RunSpanID == "" || c.Verdict == "" {
+				t.Fatalf("triage classify %s: line lacks trace_id, run_span_id or verdict: %s", f, line)
+			}
+			c.File = f
+			all = append(all, c)
+			n++
+		}
+		if n == 0 {
+			t.Fatalf("triage classify %s printed no run", f)
+		}
+	}
+	return all
+}
+
+// testConfig is the collector config of the test: OTLP in on the given
+// loopback ports, triage with a short decision_wait, annotated spans out to
+// a file (JSON lines of ExportTraceServiceRequest) and the debug log.
+func testConfig(grpcPort, httpPort int, outPath string, constraints []string) string {
+	// JSON strings are valid YAML scalars, whatever the constraint holds.
+	global, err := json.Marshal(constraints)
+	if err != nil {
+		panic(err)
+	}
+	return fmt.Sprintf(`receivers:
+  otlp:
+    protocols:
+      grpc:
+        endpoint: 127.0.0.1:%d
+      http:
+        endpoint: 127.0.0.1:%d
+processors:
+  triage:
+    decision_wait: %s
+    num_traces: 10000
+    constraints:
+      global: %s
+exporters:
+  debug:
+    verbosity: basic
+  file:
+    path: %s
+    flush_interval: 100ms
+service:
+  telemetry:
+    metrics:
+      level: none
+  pipelines:
+    traces:
+      receivers: [otlp]
+      processors: [triage]
+      exporters: [file, debug]
+`, grpcPort, httpPort, decisionWait, global, outPath)
+}
+
+// ---- the collector process ----
+
+type collector struct {
+	cmd     *exec.Cmd
+	logPath string
+	done    chan struct{}
+	waitErr error
+}
+
+func startCollector(t *testing.T, bin, cfg, logPath string) *collector {
+	t.Helper()
+	logf, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "--config", cfg)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", bin, err)
+	}
+	c := &collector{cmd: cmd, logPath: logPath, done: make(chan struct{})}
+	go func() {
+		c.waitErr = cmd.Wait()
+		logf.Close()
+		close(c.done)
+	}()
+	// Never leave a collector behind, whatever way the test ends.
+	t.Cleanup(func() {
+		if !c.exited() {
+			_ = cmd.Process.Kill()
+			<-c.done
+		}
+	})
+	return c
+}
+
+func (c *collector) exited() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (c *collector) logTail() string {
+	b, _ := os.ReadFile(c.logPath)
+	return tail(string(b), 6000)
+}
+
+// stop sends SIGTERM and asserts a clean exit: status 0 and no panic or
+// fatal error in the log.
+func (c *collector) stop(t *testing.T) {
+	t.Helper()
+	if c.exited() {
+		t.Fatalf("collector exited before it was stopped (%v):\n%s", c.waitErr, c.logTail())
+	}
+	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatalf("SIGTERM: %v", err)
+	}
+	select {
+	case <-c.done:
+	case <-time.After(shutdownTimeout):
+		t.Fatalf("collector still running %s after SIGTERM:\n%s", shutdownTimeout, c.logTail())
+	}
+	if c.waitErr != nil {
+		t.Errorf("collector did not exit cleanly after SIGTERM: %v\n%s", c.waitErr, c.logTail())
+	}
+	log, _ := os.ReadFile(c.logPath)
+	for _, bad := range []string{"panic:", "fatal error:", "goroutine 1 ["} {
+		if bytes.Contains(log, []byte(bad)) {
+			t.Errorf("collector log contains %q:\n%s", bad, c.logTail())
+		}
+	}
+}
+
+func waitHTTPReady(t *testing.T, c *collector, endpoint string) {
+	t.Helper()
+	deadline := time.Now().Add(collectorStartTimeout)
+	client := &http.Client{Timeout: 2 * time.Second}
+	for {
+		// An empty JSON export request is valid OTLP and changes nothing.
+		resp, err := client.Post(endpoint+"/v1/traces", "application/json", strings.NewReader("{}"))
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if c.exited() {
+			t.Fatalf("collector exited during start-up (%v):\n%s", c.waitErr, c.logTail())
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("collector OTLP/HTTP endpoint %s not ready after %s (last error: %v):\n%s", endpoint, collectorStartTimeout, err, c.logTail())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// ---- output ----
+
+// exportedSpan is a span as the file exporter wrote it.
+type exportedSpan struct {
+	spanID, parentID string
+	attrs            pcommon.Map
+}
+
+// readAnnotatedSpans parses the file exporter's output (one
+// ExportTraceServiceRequest JSON per line) into spans keyed by trace/span
+// ID. A partly written last line is ignored; the next poll reads it.
+func readAnnotatedSpans(t *testing.T, path string) map[string]exportedSpan {
+	t.Helper()
+	spans := map[string]exportedSpan{}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return spans
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Split(b, []byte("\n"))
+	for i, line := range lines {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(line)
+		if err != nil {
+			if i == len(lines)-1 {
+				break // still being written
+			}
+			t.Fatalf("%s line %d is not an OTLP/JSON traces request: %v", path, i+1, err)
+		}
+		forEachSpan(td, func(s ptrace.Span) {
+			spans[spanKey(s.TraceID().String(), s.SpanID().String())] = exportedSpan{
+				spanID:   s.SpanID().String(),
+				parentID: s.ParentSpanID().String(),
+				attrs:    s.Attributes(),
+			}
+		})
+	}
+	return spans
+}
+
+// runSpans returns the exported spans that carry a run's verdict: its root
+// span, or, when the root never reached the collector (run_span_id is then
+// the missing parent), the spans of the run standing in for it, i.e. the
+// children of the missing root.
+func runSpans(spans map[string]exportedSpan, w classifyLine) []exportedSpan {
+	if sp, ok := spans[spanKey(w.TraceID, w.RunSpanID)]; ok {
+		return []exportedSpan{sp}
+	}
+	prefix := strings.ToLower(w.TraceID) + "/"
+	var out []exportedSpan
+	for k, sp := range spans {
+		if strings.HasPrefix(k, prefix) && strings.EqualFold(sp.parentID, w.RunSpanID) {
+			out = append(out, sp)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].spanID < out[j].spanID })
+	return out
+}
+
+func hasVerdict(spans []exportedSpan) bool {
+	if len(spans) == 0 {
+		return false
+	}
+	for _, sp := range spans {
+		if _, ok := sp.attrs.Get("triage.verdict"); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func traceAnnotated(spans map[string]exportedSpan, traceID string) bool {
+	for k, sp := range spans {
+		if strings.HasPrefix(k, traceID+"/") {
+			if _, ok := sp.attrs.Get("triage.verdict"); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func attrString(m pcommon.Map, key string) string {
+	v, ok := m.Get(key)
+	if !ok {
+		return ""
+	}
+	return v.AsString()
+}
+
+// ---- helpers ----
+
+func spanKey(traceID, spanID string) string {
+	return strings.ToLower(traceID) + "/" + strings.ToLower(spanID)
+}
+
+func forEachSpan(td ptrace.Traces, f func(ptrace.Span)) {
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		sss := rss.At(i).ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				f(spans.At(k))
+			}
+		}
+	}
+}
+
+func run(t *testing.T, timeout time.Duration, name string, args ...string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %s: %v\nstderr:\n%s", filepath.Base(name), strings.Join(head(args, 4), " "), err, tail(stderr.String(), 4000))
+	}
+	return stdout.Bytes()
+}
+
+// freePorts returns n distinct loopback ports that were free a moment ago
+// (all held open together so the kernel cannot hand out one twice).
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func head(s []string, n int) []string {
+	if len(s) > n {
+		return append(s[:n:n], "…")
+	}
+	return s
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
