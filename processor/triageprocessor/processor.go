@@ -43,7 +43,6 @@ type heldTrace struct {
 	bytes     int
 	firstSeen time.Time
 	lastSeen  time.Time
-	rootSeen  bool
 	queued    bool      // already scheduled for a root decision
 	rootDue   time.Time // with root_wait: when the root decision is due
 
@@ -251,7 +250,7 @@ func (p *triageProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 		late     ptrace.Traces
 		lateCur  cursor
 		nLate    int64
-		cut      = map[string]int64{}
+		cut      map[string]int64 // spans cut, by limit
 		evicted  int64
 		dTraces  int
 		dSpans   int
@@ -279,7 +278,7 @@ func (p *triageProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 					d.annotate(appendSpan(late, &lateCur, loc, rs, ss, span), span.ParentSpanID().IsEmpty())
 					nLate++
 					if d.cutBy != "" {
-						cut[d.cutBy]++
+						cut = countCut(cut, d.cutBy)
 					}
 					continue
 				}
@@ -290,7 +289,7 @@ func (p *triageProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 					appendSpan(h.late, &h.lateCur, loc, rs, ss, span)
 					nLate++
 					if h.cutBy != "" {
-						cut[h.cutBy]++
+						cut = countCut(cut, h.cutBy)
 					}
 					continue
 				}
@@ -326,7 +325,7 @@ func (p *triageProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 						toDecide = append(toDecide, p.startDeciding(h, triggerLimit))
 						h.late = ptrace.NewTraces()
 						appendSpan(h.late, &h.lateCur, loc, rs, ss, span)
-						cut[limit]++
+						cut = countCut(cut, limit)
 						continue
 					}
 				}
@@ -338,7 +337,6 @@ func (p *triageProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 				p.heldBytes += size
 				dSpans++
 				if span.ParentSpanID().IsEmpty() {
-					h.rootSeen = true
 					if !h.queued {
 						h.queued = true
 						rooted = append(rooted, h)
@@ -393,6 +391,14 @@ func (p *triageProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 		p.tb.ProcessorTriageTracesEvicted.Add(ctx, evicted)
 	}
 	return p.finish(ctx, toDecide, late)
+}
+
+func countCut(cut map[string]int64, limit string) map[string]int64 {
+	if cut == nil {
+		cut = make(map[string]int64, 1)
+	}
+	cut[limit]++
+	return cut
 }
 
 // startDeciding moves a trace that has left the held buffer to the set
