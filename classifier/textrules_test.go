@@ -26,6 +26,8 @@ var heldOutPhrasings = []struct {
 	{"Unknown tool send_fax, should be instead one of ['search', 'final_answer']", WrongToolCalled, ""},
 	{"MCP error -32601: Method not found", WrongToolCalled, ""},
 	{"model 'llama3.3' not found, try pulling it first", WrongToolCalled, ""},
+	{"tool call validation failed: attempted to call tool 'brave_search' which was not in request.tools", WrongToolCalled, ""},
+	{"Function get_forecast is not found in the tools_dict.", WrongToolCalled, ""},
 	// schema
 	{"1 validation error for refund_order\norder_id\n  Field required [type=missing]", SchemaMismatch, ""},
 	{"Invalid JSON input for tool search_flights: {\"from\": \"BER\"", SchemaMismatch, ""},
@@ -35,6 +37,9 @@ var heldOutPhrasings = []struct {
 	{"json: cannot unmarshal string into Go struct field args.amount of type float64", SchemaMismatch, ""},
 	{"SyntaxError: Unexpected end of JSON input", SchemaMismatch, ""},
 	{"MCP error -32602: Invalid params", SchemaMismatch, ""},
+	{"Error: the Action Input is not a valid key, value dictionary.", SchemaMismatch, ""},
+	{"Missing value for parameter 'city'", SchemaMismatch, ""},
+	{"Error executing tool convert: 1 validation error for convertArguments\namount\n  Input should be a valid number", SchemaMismatch, ""},
 	// timeout
 	{"context deadline exceeded", Timeout, ""},
 	{"dial tcp 10.0.0.1:443: i/o timeout", Timeout, ""},
@@ -48,10 +53,14 @@ var heldOutPhrasings = []struct {
 	{"upstream connect error or disconnect/reset before headers. reset reason: overflow", ExternalFault, ""},
 	{"Requests to the ChatCompletions_Create Operation have exceeded token rate limit of your current pricing tier.", ExternalFault, ""},
 	{"Error code: 502 - Bad Gateway", ExternalFault, ""},
+	{"Service request failed. Status: 429 (Too Many Requests)", ExternalFault, ""},
+	{"huggingface_hub.errors.HfHubHTTPError: 429 Client Error: Too Many Requests for url: https://x", ExternalFault, ""},
 	// context
 	{"prompt is too long: 208310 tokens > 200000 maximum", ContextOverflow, ""},
 	{"The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).", ContextOverflow, ""},
 	{"Input is too long for requested model.", ContextOverflow, ""},
+	{"Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096. Given: 5000 `inputs` tokens", ContextOverflow, ""},
+	{"This endpoint's maximum context length is 8192 tokens", ContextOverflow, ""},
 	{"too many tokens: total number of tokens in the prompt cannot exceed 4081", ContextOverflow, ""},
 	// step limits resolve against the trajectory
 	{"Max turns (10) exceeded", stepLimitType, ""},
