@@ -309,10 +309,10 @@ func textEvidence(text string) trajectory.ErrorInfo {
 }
 
 func (cl *classification) callIncidents() {
-	var offeredFor []offeredIndex // per LLM step, built lazily
-	offered := func(i int) offeredIndex {
+	var offeredFor []*offeredIndex // per LLM step, built lazily
+	offered := func(i int) *offeredIndex {
 		if offeredFor == nil {
-			offeredFor = make([]offeredIndex, len(cl.steps))
+			offeredFor = make([]*offeredIndex, len(cl.steps))
 		}
 		if offeredFor[i] == nil && len(cl.steps[i].Offered) > 0 {
 			offeredFor[i] = indexOffered(cl.steps[i].Offered)

@@ -134,28 +134,40 @@ func unwrapParameters(doc any) any {
 }
 
 // offeredIndex looks up the tools an LLM step was offered.
-type offeredIndex map[string]*trajectory.ToolDef
+type offeredIndex struct {
+	byName map[string]*trajectory.ToolDef
+	// open is set when a definition has no name: provider-hosted tools
+	// (web search, code execution) are offered by type, and their call
+	// names are not known, so a name missing from the index proves
+	// nothing.
+	open bool
+}
 
-func indexOffered(defs []trajectory.ToolDef) offeredIndex {
+func indexOffered(defs []trajectory.ToolDef) *offeredIndex {
 	if len(defs) == 0 {
 		return nil
 	}
-	idx := make(offeredIndex, len(defs))
+	idx := &offeredIndex{byName: make(map[string]*trajectory.ToolDef, len(defs))}
 	for i := range defs {
 		if defs[i].Name != "" {
-			idx[defs[i].Name] = &defs[i]
+			idx.byName[defs[i].Name] = &defs[i]
+		} else {
+			idx.open = true
 		}
 	}
 	return idx
 }
 
 // checkCall checks a requested call against the tools offered with it.
-func (sc *schemaCache) checkCall(call *trajectory.ToolCall, offered offeredIndex) (finding, bool) {
-	if len(offered) == 0 || call.Name == "" {
+func (sc *schemaCache) checkCall(call *trajectory.ToolCall, offered *offeredIndex) (finding, bool) {
+	if offered == nil || call.Name == "" {
 		return finding{}, false
 	}
-	def, ok := offered[call.Name]
+	def, ok := offered.byName[call.Name]
 	if !ok {
+		if offered.open {
+			return finding{}, false
+		}
 		return finding{Type: WrongToolCalled, Signal: SignalManifest, Confidence: confManifest}, true
 	}
 	args := strings.TrimSpace(call.Arguments)
@@ -221,8 +233,16 @@ func fromFinishReason(fr string) (finding, bool) {
 	switch normFinishReason(fr) {
 	case "length", "max_tokens", "max_output_tokens", "model_length", "token_limit":
 		return finding{Type: PlanIncomplete, Signal: SignalFinishReason, Rule: normFinishReason(fr), Confidence: confFinishReason}, true
+	case "model_context_window_exceeded", "context_length_exceeded":
+		return finding{Type: ContextOverflow, Signal: SignalFinishReason, Rule: normFinishReason(fr), Confidence: confFinishReason}, true
+	case "malformed_function_call":
+		// The model emitted a tool call the provider could not parse.
+		return finding{Type: SchemaMismatch, Signal: SignalFinishReason, Rule: normFinishReason(fr), Confidence: confFinishReason}, true
+	case "unexpected_tool_call":
+		// The model called a tool that was not offered.
+		return finding{Type: WrongToolCalled, Signal: SignalFinishReason, Rule: normFinishReason(fr), Confidence: confFinishReason}, true
 	case "content_filter", "content_filtered", "safety", "recitation", "blocklist",
-		"prohibited_content", "spii", "image_safety", "refusal":
+		"prohibited_content", "spii", "image_safety", "refusal", "guardrail_intervened":
 		return finding{Type: Unknown, Signal: SignalFinishReason, Rule: normFinishReason(fr), Reason: ReasonContentFilter, Confidence: confFinishReason}, true
 	}
 	return finding{}, false

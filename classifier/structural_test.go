@@ -63,6 +63,20 @@ func TestCheckCallNoVerdictWithoutEvidence(t *testing.T) {
 	}
 }
 
+func TestHostedToolsOpenTheManifest(t *testing.T) {
+	sc := &schemaCache{}
+	// A provider-hosted tool offered by type only: its call name is not
+	// known, so an unlisted name is not evidence of a wrong tool.
+	idx := indexOffered(append([]trajectory.ToolDef{{Name: ""}}, offered...))
+	if f, ok := sc.checkCall(&trajectory.ToolCall{Name: "web_search", Arguments: `{}`}, idx); ok {
+		t.Errorf("got %+v", f)
+	}
+	// Known tools are still validated.
+	if _, ok := sc.checkCall(&trajectory.ToolCall{Name: "lookup", Arguments: `{}`}, idx); !ok {
+		t.Error("invalid arguments accepted")
+	}
+}
+
 func TestUnwrapParameters(t *testing.T) {
 	sc := &schemaCache{}
 	wrapped := []string{
@@ -87,7 +101,13 @@ func TestFinishReasons(t *testing.T) {
 			t.Errorf("%s: got %+v", fr, f)
 		}
 	}
-	for _, fr := range []string{"content_filter", "content-filter", "SAFETY"} {
+	more := map[string]FailureType{"MALFORMED_FUNCTION_CALL": SchemaMismatch, "UNEXPECTED_TOOL_CALL": WrongToolCalled, "model_context_window_exceeded": ContextOverflow}
+	for fr, want := range more {
+		if f, ok := fromFinishReason(fr); !ok || f.Type != want {
+			t.Errorf("%s: got %+v", fr, f)
+		}
+	}
+	for _, fr := range []string{"content_filter", "content-filter", "SAFETY", "refusal"} {
 		if f, ok := fromFinishReason(fr); !ok || f.Type != Unknown || f.Reason != ReasonContentFilter {
 			t.Errorf("%s: got %+v", fr, f)
 		}
