@@ -19,6 +19,9 @@ func NewPolicy(entries map[string]Strategy) *Policy {
 	p := &Policy{entries: map[string]Strategy{}}
 	seen := map[string]bool{}
 	for k, s := range entries {
+		if s == nil {
+			continue
+		}
 		p.entries[k] = s
 		collectBreakers(s, seen, &p.breakers)
 	}
@@ -48,10 +51,13 @@ func collectBreakers(s Strategy, seen map[string]bool, out *[]CircuitBreaker) {
 
 // Lookup returns the strategy for a failure type and the entry it came from.
 func (p *Policy) Lookup(failureType string) (entry string, s Strategy) {
-	if s, ok := p.entries[failureType]; ok {
+	if s, ok := p.entries[failureType]; ok && s != nil {
 		return failureType, s
 	}
-	return DefaultEntry, p.entries[DefaultEntry]
+	if s, ok := p.entries[DefaultEntry]; ok && s != nil {
+		return DefaultEntry, s
+	}
+	return DefaultEntry, Escalate{}
 }
 
 // DefaultPolicy is the policy used for entries the config does not set.
