@@ -180,7 +180,9 @@ func (e *Engine) Decide(ctx context.Context, in Input) (Decision, error) {
 	if res.Action.Reason == "" && in.Reason != "" && (res.Action.Kind == ActionEscalate || res.Action.Kind == ActionAbort) {
 		res.Action.Reason = in.Reason
 	}
-	res.Action.Reason = e.redactor.Text(res.Action.Reason)
+	if res.Action.Reason != in.Reason { // in.Reason is redacted already
+		res.Action.Reason = e.redactor.Text(res.Action.Reason)
+	}
 	id, err := e.newID()
 	if err != nil {
 		return Decision{}, fmt.Errorf("decision id: %w", err)
