@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -97,6 +98,11 @@ func bodyJSON(body pcommon.Value) ([]byte, error) {
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 || trimmed[0] != '{' || !json.Valid(trimmed) {
 		return nil, ErrInvalidBody
+	}
+	if !utf8.Valid(trimmed) {
+		// JSON must be UTF-8 on the wire; a stray byte (e.g. a truncated tool
+		// output quoted in the evidence) is not a reason to lose the decision.
+		trimmed = bytes.ToValidUTF8(trimmed, []byte("\uFFFD"))
 	}
 	return trimmed, nil
 }
