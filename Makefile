@@ -18,6 +18,10 @@ unit:
 fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzBuild$$' -fuzztime=$(FUZZTIME) ./trajectory
 	$(GO) test -run='^$$' -fuzz='^FuzzTextRules$$' -fuzztime=$(FUZZTIME) ./classifier
+	$(GO) test -run='^$$' -fuzz='^FuzzRedactor$$' -fuzztime=$(FUZZTIME) ./recovery
+	$(GO) test -run='^$$' -fuzz='^FuzzDecideInput$$' -fuzztime=$(FUZZTIME) ./recovery
+	$(GO) test -run='^$$' -fuzz='^FuzzConsumeTraces$$' -fuzztime=$(FUZZTIME) ./processor/triageprocessor
+	$(GO) test -run='^$$' -fuzz='^FuzzConsumeTraces$$' -fuzztime=$(FUZZTIME) ./connector/triageconnector
 
 # The shared fixtures and corpora: the first shared/ holding DESIGN.md found
 # in this folder or a parent (CI clones the repo beside a copy of shared/).
