@@ -1,7 +1,6 @@
 package classifier
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -95,32 +94,83 @@ func fromProviderCode(code string) (finding, bool) {
 }
 
 // Exception type families. A type is matched on its last dotted component
-// (openai.RateLimitError → RateLimitError) so that SDK namespaces don't
-// matter, and on word families rather than exact class lists.
+// (openai.RateLimitError → RateLimitError), lower-cased without separators,
+// against word families rather than exact class lists, so that SDK
+// namespaces and naming styles don't matter. Plain substring tests: names
+// are matched on every failing span, and they are cheap.
+type nameFamily struct {
+	contains []string // any of these substrings
+	suffixes []string // or any of these suffixes
+	exact    []string // or exactly one of these
+}
+
+func (f *nameFamily) match(n string) bool {
+	for _, s := range f.contains {
+		if strings.Contains(n, s) {
+			return true
+		}
+	}
+	for _, s := range f.suffixes {
+		if strings.HasSuffix(n, s) {
+			return true
+		}
+	}
+	for _, s := range f.exact {
+		if n == s {
+			return true
+		}
+	}
+	return false
+}
+
 var (
 	excNotRetryable = []struct {
-		re     *regexp.Regexp
+		fam    nameFamily
 		reason string
 	}{
-		{rx(`(?i)^(?:hil|human|approval).*(?:denied|timeout|rejected)|^(?:hil|humanintheloop)`), ReasonHumanInLoop},
-		{rx(`(?i)authenticat|unauthori[sz]ed|unauthenticated|permissiondenied|permissionerror|accessdenied|forbidden|invalidapikey|apikey.*error|credential`), ReasonAuth},
-		{rx(`(?i)contentfilter|contentpolicy|moderation|safety(?:error|exception|block)|responsibleai`), ReasonContentFilter},
-		{rx(`(?i)session(?:expired|notfound|invalid)|tokenexpired`), ReasonSessionExpired},
-		{rx(`(?i)insufficientquota|billing|paymentrequired`), ReasonBilling},
+		{nameFamily{contains: []string{"humanintheloop", "hildenied", "hiltimeout", "hilrejected", "approvaldenied", "approvalrejected", "approvaltimeout"}}, ReasonHumanInLoop},
+		{nameFamily{contains: []string{"authenticat", "unauthori", "unauthenticated", "permissiondenied", "permissionerror", "accessdenied", "forbidden", "invalidapikey", "apikeyerror", "apikeyinvalid", "credential"}}, ReasonAuth},
+		{nameFamily{contains: []string{"contentfilter", "contentpolicy", "moderation", "safetyerror", "safetyexception", "safetyblock", "responsibleai"}}, ReasonContentFilter},
+		{nameFamily{contains: []string{"sessionexpired", "sessionnotfound", "sessioninvalid", "tokenexpired"}}, ReasonSessionExpired},
+		{nameFamily{contains: []string{"insufficientquota", "billing", "paymentrequired"}}, ReasonBilling},
 	}
 	// Order matters: argument errors about a tool before tool-not-found.
 	excFamilies = []struct {
-		re  *regexp.Regexp
+		fam nameFamily
 		typ FailureType
 	}{
-		{rx(`(?i)invalidtool(?:call)?(?:arguments?|args|input|params|parameters)|tool(?:call)?(?:input|argument|arguments|args)(?:parsing|validation|parse)?(?:error|exception)|toolinputparsing|invalidarguments?(?:error|exception)?$|^invalidargument$|argumentserror|validation(?:error|exception)|^zoderror$|schema(?:error|exception|mismatch|validation)|typevalidation|jsondecodeerror|jsonparse|json(?:schema)?(?:error|exception)$|outputparser(?:error|exception)|parse(?:error|exception)$|unprocessableentity`), SchemaMismatch},
-		{rx(`(?i)nosuchtool|tool(?:not)?found(?:error|exception)|toolnotfound|unknowntool|invalidtool(?:name)?(?:error|exception)?$|toolnotregistered|unregisteredtool|functionnotfound|methodnotfound|nosuchfunction|unknownfunction`), WrongToolCalled},
-		{rx(`(?i)context(?:length|window|size)(?:exceeded|error|exception)|contextoverflow|prompttoolong|tokenlimit(?:exceeded|error)|contextwindowexceeded`), ContextOverflow},
-		{rx(`(?i)timeout|timedout|deadlineexceeded`), Timeout},
-		{rx(`(?i)ratelimit|toomanyrequests|throttl|resourceexhausted|quotaexceeded|serviceunavailable|internalservererror|^internalserver|badgateway|overloaded|^servererror$|^apiservererror$|servererror(?:exception)?$`), ExternalFault},
-		{rx(`(?i)max(?:imum)?(?:steps|turns|iterations|iteration|rounds)(?:exceeded|reached|limit)?(?:error|exception)?$|recursion(?:limit|error)|graphrecursion|steplimit|iterationlimit|turnlimit`), stepLimitType},
+		{nameFamily{
+			contains: []string{"invalidtoolarg", "invalidtoolcallarg", "invalidtoolinput", "invalidtoolcallinput", "invalidtoolparam",
+				"toolinputerror", "toolinputexception", "toolinputparsing", "toolinputvalidation", "toolargument", "toolargs", "toolcallargument", "toolcallinput",
+				"argumentserror", "validationerror", "validationexception", "schemaerror", "schemaexception", "schemamismatch", "schemavalidation",
+				"typevalidation", "jsondecodeerror", "jsonparse", "outputparser", "unprocessableentity"},
+			suffixes: []string{"invalidargument", "invalidarguments", "invalidargumenterror", "invalidargumentserror", "invalidargumentexception",
+				"invalidargumentsexception", "jsonerror", "jsonexception", "jsonschemaerror", "jsonschemaexception", "parseerror", "parseexception"},
+			exact: []string{"zoderror"},
+		}, SchemaMismatch},
+		{nameFamily{
+			contains: []string{"nosuchtool", "toolnotfound", "unknowntool", "toolnotregistered", "unregisteredtool", "functionnotfound",
+				"methodnotfound", "nosuchfunction", "unknownfunction"},
+			suffixes: []string{"invalidtool", "invalidtoolerror", "invalidtoolexception", "invalidtoolname", "invalidtoolnameerror", "invalidtoolnameexception"},
+		}, WrongToolCalled},
+		{nameFamily{contains: []string{"contextlengthexceeded", "contextlengtherror", "contextlengthexception", "contextwindowexceeded", "contextwindowerror",
+			"contextwindowexception", "contextsizeexceeded", "contextoverflow", "prompttoolong", "tokenlimitexceeded", "tokenlimiterror"}}, ContextOverflow},
+		{nameFamily{contains: []string{"timeout", "timedout", "deadlineexceeded"}}, Timeout},
+		{nameFamily{
+			contains: []string{"ratelimit", "toomanyrequests", "throttl", "resourceexhausted", "quotaexceeded", "serviceunavailable",
+				"internalservererror", "badgateway", "overloaded"},
+			suffixes: []string{"servererror", "servererrorexception"},
+		}, ExternalFault},
+		{nameFamily{
+			contains: []string{"recursionlimit", "recursionerror", "graphrecursion", "steplimit", "iterationlimit", "turnlimit",
+				"maxsteps", "maxturns", "maxiterations", "maxiteration", "maxrounds", "maximumsteps", "maximumturns", "maximumiterations"},
+		}, stepLimitType},
 	}
-	excConnection = rx(`(?i)connect(?:ion)?(?:error|exception|refused|reset)|connecterror|clientconnector|urlerror|networkerror|socketerror|^oserror$`)
+	excConnection = nameFamily{
+		contains: []string{"connectionerror", "connectionexception", "connectionrefused", "connectionreset", "connecterror", "connectexception",
+			"clientconnector", "urlerror", "networkerror", "socketerror"},
+		exact: []string{"oserror"},
+	}
 )
 
 var (
@@ -144,18 +194,18 @@ func fromExceptionType(name string) (f finding, weak, ok bool) {
 	if i := strings.LastIndexAny(n, ".:"); i >= 0 && i < len(n)-1 {
 		n = n[i+1:]
 	}
-	n = nameSeparators.Replace(n)
+	n = strings.ToLower(nameSeparators.Replace(n))
 	for _, r := range excNotRetryable {
-		if r.re.MatchString(n) {
+		if r.fam.match(n) {
 			return finding{Type: Unknown, Reason: r.reason}, false, true
 		}
 	}
 	for _, fam := range excFamilies {
-		if fam.re.MatchString(n) {
+		if fam.fam.match(n) {
 			return finding{Type: fam.typ}, false, true
 		}
 	}
-	if excConnection.MatchString(n) {
+	if excConnection.match(n) {
 		return finding{Type: Unknown, Reason: ReasonConnection}, true, true
 	}
 	return finding{}, false, false

@@ -40,6 +40,51 @@ type textRule struct {
 	// check, when set, refines a match into a finding; it returns ok=false
 	// when the match is not decisive (e.g. an ambiguous HTTP 400).
 	check func(m []string, text string) (finding, bool)
+	// alts are the top-level alternatives of a case-insensitive re,
+	// compiled apart and matched against lower-cased ASCII text. One large
+	// alternation runs on Go's NFA at a cost per character proportional
+	// to its size; small alternatives run on the backtracker and use
+	// their literal prefixes, which is orders of magnitude faster.
+	alts []*regexp.Regexp
+}
+
+func init() {
+	for i := range textRules {
+		r := &textRules[i]
+		src := r.re.String()
+		if r.check != nil || !strings.HasPrefix(src, "(?i)") {
+			continue
+		}
+		for _, alt := range splitAlternatives(src[len("(?i)"):]) {
+			r.alts = append(r.alts, regexp.MustCompile(alt))
+		}
+	}
+}
+
+// splitAlternatives splits a regular expression at its top-level '|'.
+func splitAlternatives(src string) []string {
+	var out []string
+	depth, inClass, start := 0, false, 0
+	for i := 0; i < len(src); i++ {
+		switch c := src[i]; {
+		case c == '\\':
+			i++
+		case inClass:
+			if c == ']' {
+				inClass = false
+			}
+		case c == '[':
+			inClass = true
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+		case c == '|' && depth == 0:
+			out = append(out, src[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, src[start:])
 }
 
 const (
@@ -68,7 +113,7 @@ const toolIdent = `(?:['"\x60][^'"\x60\n]{1,80}['"\x60]|[\w.:/\-]+)`
 var textRules = []textRule{
 	{
 		name: "auth",
-		keys: []string{"api", "auth", "permission", "access", "forbidden", "credential", "token", "have", "insufficient"}, typ: Unknown, reason: ReasonAuth, conf: confTextRule,
+		keys: []string{"api key", "api_key", "apikey", "api-key", "authori", "authenticat", "permission", "access denied", "access_denied", "forbidden", "credential", "token", "iam role", "access to", "insufficient"}, typ: Unknown, reason: ReasonAuth, conf: confTextRule,
 		re: rx(`(?i)\b(?:incorrect|invalid|missing|expired|revoked|bad|no)[ _-]api[ _-]?key|\bapi[ _-]?key\b[^.\n]{0,40}\b(?:invalid|incorrect|not valid|expired|revoked|missing|required)|\binvalid[ _](?:x-)?api[ _-]?key|\bunauthori[sz]ed\b|\bunauthenticated\b|\bauthentication(?:[ _]error| failed| required|error)|\bnot authori[sz]ed\b|\bpermission[ _]denied\b|\baccess[ _]denied\b|\b403 forbidden\b|^\s*forbidden\b|\baccess (?:is )?forbidden\b|\bforbidden:|\binvalid (?:authentication )?credentials|\binvalid (?:bearer token|access token|auth(?:entication)? token)|\b(?:does not|doesn't|do not) have (?:the )?(?:required )?(?:permission|iam role|access to (?:this|the) (?:resource|project|organization))|\binsufficient (?:permissions|privileges|scope)`),
 	},
 	{
@@ -124,7 +169,7 @@ var textRules = []textRule{
 	},
 	{
 		name: "context_overflow",
-		keys: []string{"context", "prompt", "input", "request", "message", "token", "reduce"}, typ: ContextOverflow, conf: confTextRule,
+		keys: []string{"context", "too long", "token", "reduce the length"}, typ: ContextOverflow, conf: confTextRule,
 		re:      rx(`(?i)\bcontext[ _-]?(?:length|window|size|limit)\b[^\n]{0,80}?\b(?:exceed|exceeded|exceeds|too long|too large|overflow|limit|maximum|is \d+)|\bmaximum context(?:[ _]length)?\b|\bcontext[ _](?:length[ _]exceeded|window[ _]exceeded|overflow)|\bprompt is too long\b|\b(?:input|prompt|request|message)s? (?:is |are )?too long\b|\btoo many (?:input |prompt )?tokens\b|\b(?:input|prompt) token count\b[^\n]{0,60}\bexceeds?\b|\bexceeds? (?:the )?(?:model'?s? )?(?:maximum|max|allowed) (?:number of )?(?:context|input|prompt)? ?tokens?\b|\breduce the length of the (?:messages|prompt|input)|\b(?:input|prompt)s?\W{0,3}\s*tokens?\b[^\n]{0,60}?\bmust be (?:<=|less than|at most|no more than)`),
 		exclude: rx(`(?i)\btokens? per (?:min|minute|day|hour)|\b(?:tpm|rpm)\b|\brate[ _-]?limit`),
 	},
@@ -256,8 +301,12 @@ func classifyTextWith(text string, prefilter bool) (finding, bool) {
 		if prefilter && len(r.keys) > 0 && !containsAny(lower, r.keys) {
 			continue
 		}
-		m := r.re.FindStringSubmatch(text)
-		if m == nil {
+		var m []string
+		if prefilter && len(r.alts) > 0 {
+			if !matchAny(r.alts, lower) {
+				continue
+			}
+		} else if m = r.re.FindStringSubmatch(text); m == nil {
 			continue
 		}
 		if r.exclude != nil && r.exclude.MatchString(text) {
@@ -277,6 +326,15 @@ func classifyTextWith(text string, prefilter bool) (finding, bool) {
 		return f, true
 	}
 	return finding{}, false
+}
+
+func matchAny(res []*regexp.Regexp, s string) bool {
+	for _, re := range res {
+		if re.MatchString(s) {
+			return true
+		}
+	}
+	return false
 }
 
 func isASCII(s string) bool {

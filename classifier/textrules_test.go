@@ -1,6 +1,7 @@
 package classifier
 
 import (
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -170,6 +171,39 @@ func TestTextRulePrefilter(t *testing.T) {
 		if a != b || okA != okB {
 			t.Errorf("%q: prefilter %+v/%v, full %+v/%v", s, a, okA, b, okB)
 		}
+	}
+}
+
+// The split alternatives run on lower-cased text: they must not hold
+// upper-case literals, and together they must be the rule.
+func TestTextRuleAlternatives(t *testing.T) {
+	for _, r := range textRules {
+		if len(r.alts) == 0 {
+			continue
+		}
+		for _, alt := range r.alts {
+			src := alt.String()
+			for i := 0; i < len(src); i++ {
+				if src[i] == '\\' {
+					i++
+					continue
+				}
+				if src[i] >= 'A' && src[i] <= 'Z' {
+					t.Errorf("rule %s: upper-case literal in %q", r.name, src)
+					break
+				}
+			}
+		}
+		joined := make([]string, len(r.alts))
+		for i, a := range r.alts {
+			joined[i] = a.String()
+		}
+		if got := "(?i)" + strings.Join(joined, "|"); got != r.re.String() {
+			t.Errorf("rule %s: alternatives do not rebuild the rule", r.name)
+		}
+	}
+	if got := splitAlternatives(`a|(b|c)|[|]|d\|e`); len(got) != 4 || got[3] != `d\|e` {
+		t.Errorf("split: %q", got)
 	}
 }
 
