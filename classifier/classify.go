@@ -50,10 +50,9 @@ const (
 
 type incident struct {
 	Incident
-	kind    incidentKind
-	pos     int // order in the run: index of the step, len(steps) for run-level
-	callIx  int // for kindCall: index in calls
-	message string
+	kind   incidentKind
+	pos    int // order in the run: index of the step, len(steps) for run-level
+	callIx int // for kindCall: index in calls
 }
 
 // call is one tool call of the run: requested by a model step, executed by
@@ -326,8 +325,14 @@ func (cl *classification) callIncidents() {
 			tool = &cl.steps[c.toolIx]
 		}
 		toolFailed := tool != nil && tool.Failed()
-		resErr := resultIsError(c.result)
-		if !resErr && !toolFailed && c.result != nil && cl.resultHeadFailure(c.result.Content) {
+		// The result the model saw, else the tool span's own output:
+		// tools that catch their errors return them as results.
+		result := c.result
+		if result == nil && tool != nil && tool.Result != "" {
+			result = &trajectory.ToolResult{CallID: c.id, Name: c.name, Content: tool.Result}
+		}
+		resErr := resultIsError(result)
+		if !resErr && !toolFailed && result != nil && cl.resultHeadFailure(result.Content) {
 			resErr = true
 		}
 		c.failed = toolFailed || resErr
@@ -346,21 +351,17 @@ func (cl *classification) callIncidents() {
 		if !found && !c.failed {
 			continue
 		}
-		var msg string
 		if !found {
 			ev := evidence{}
 			if tool != nil {
 				ev = stepEvidence(tool)
 			}
-			if c.result != nil && (resErr || toolFailed) && c.result.Content != "" {
-				ev.errors = append(ev.errors, textEvidence(c.result.Content))
+			if result != nil && (resErr || toolFailed) && result.Content != "" && result.Content != ev.firstResult() {
+				ev.errors = append(ev.errors, textEvidence(result.Content))
 			}
 			f, found = classifyEvidence(&ev, &cl.memo)
 			if !found {
 				f = finding{Type: Unknown}
-			}
-			if ts := ev.allTexts(); len(ts) > 0 {
-				msg = ts[0]
 			}
 		}
 		c.failed = true
@@ -369,7 +370,7 @@ func (cl *classification) callIncidents() {
 		cl.inc = append(cl.inc, incident{
 			Incident: Incident{SpanID: spanID, StepIndex: stepIx, Tool: c.name, FailureType: f.Type,
 				Signal: f.Signal, Rule: f.Rule, Confidence: f.Confidence, Reason: f.Reason},
-			kind: kindCall, pos: c.pos, callIx: k, message: msg,
+			kind: kindCall, pos: c.pos, callIx: k,
 		})
 	}
 }
@@ -402,7 +403,7 @@ func (cl *classification) llmIncidents() {
 		cl.inc = append(cl.inc, incident{
 			Incident: Incident{SpanID: s.SpanID, StepIndex: i, FailureType: f.Type, Signal: f.Signal,
 				Rule: f.Rule, Confidence: f.Confidence, Reason: f.Reason},
-			kind: kindLLM, pos: i, message: firstText(&ev),
+			kind: kindLLM, pos: i,
 		})
 	}
 }
@@ -451,7 +452,7 @@ func (cl *classification) spanIncidents() {
 		cl.inc = append(cl.inc, incident{
 			Incident: Incident{SpanID: se.SpanID, StepIndex: -1, FailureType: f.Type, Signal: f.Signal,
 				Rule: f.Rule, Confidence: f.Confidence, Reason: f.Reason},
-			kind: kind, pos: cl.posAt(se.End), message: msg,
+			kind: kind, pos: cl.posAt(se.End),
 		})
 		if msg != "" {
 			stepMsgs[msg] = true

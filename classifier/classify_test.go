@@ -448,3 +448,14 @@ func TestRandomRunsKeepInvariants(t *testing.T) {
 		}
 	}
 }
+
+func TestToolOutputReportingAnError(t *testing.T) {
+	// No result fed back is recorded (the model's input is not on the
+	// spans), but the tool span's own output says the call failed.
+	c := mustNew(t, Options{})
+	b := newRun().llm(tc("1", "lookup", `{"city":"Paris"}`))
+	b.add(trajectory.Step{Kind: trajectory.StepTool, ToolName: "lookup", ToolCallID: "1", Arguments: `{"city":"Paris"}`,
+		Result: "Error: upstream returned 503 Service Unavailable"})
+	b.answer("Sorry")
+	wantVerdict(t, c.Classify(&b.run), OutcomeFailed, ExternalFault)
+}

@@ -254,6 +254,14 @@ func (ev *evidence) allTexts() []string {
 	return out
 }
 
+// firstResult is the tool result text already in ev, if any.
+func (ev *evidence) firstResult() string {
+	if len(ev.texts) > 0 {
+		return ev.texts[0]
+	}
+	return ""
+}
+
 func (ev *evidence) empty() bool {
 	return ev.httpStatus == 0 && !ev.hasJSONRPC && ev.statusMessage == "" && len(ev.errors) == 0 && len(ev.texts) == 0
 }
