@@ -3,10 +3,10 @@ GO ?= go
 BUILD_DIR := _build
 FUZZTIME ?= 10s
 
-.PHONY: test unit fuzz e2e vet run collector classify eval
+.PHONY: test unit fuzz e2e vet run collector classify eval dashboards
 
 # test: everything CI runs (see .ci/run).
-test: vet unit fuzz e2e
+test: vet unit fuzz dashboards e2e
 
 vet:
 	$(GO) vet ./...
@@ -40,6 +40,13 @@ eval:
 	@test -n "$(SHARED)" || { echo "shared/DESIGN.md not found in this folder or a parent" >&2; exit 1; }
 	$(GO) run ./cmd/triage eval --labels $(FIXTURES)/labels.json $(addprefix --corpus ,$(sort $(wildcard $(SHARED)/corpora/*.json)))
 
+# dashboards: the alert rules checked and unit-tested with promtool (the
+# dashboard JSON's generator test runs in unit; its queries against a real
+# Prometheus in e2e, e2e/dashboard_test.go).
+dashboards:
+	promtool check rules dashboards/prometheus/alerts.yaml
+	promtool test rules dashboards/prometheus/alerts_test.yaml
+
 # ---- the collector (ocb) ----
 # ocb is run from the module proxy at the pinned release; no other download.
 OCB := go.opentelemetry.io/collector/cmd/builder@v0.161.0
@@ -47,7 +54,7 @@ COLLECTOR := $(BUILD_DIR)/collector/triage-otelcol
 # The collector compiles this module's non-test Go sources (through the
 # replace ocb writes), so any of them changing makes it stale.
 COLLECTOR_SRC := $(shell find . -name '*.go' -not -name '*_test.go' \
-	-not -path './_build/*' -not -path './bench/*' -not -path './e2e/*' -not -path './tools/*')
+	-not -path './_build/*' -not -path './bench/*' -not -path './dashboards/*' -not -path './e2e/*' -not -path './tools/*')
 
 # collector: build _build/collector/triage-otelcol from builder-config.yaml
 # (skipped when it is newer than its inputs).
