@@ -226,10 +226,11 @@ func (cl *classification) collectCalls() {
 
 var (
 	leadingException = regexp.MustCompile(`^\s*([A-Za-z_][\w.]*(?:Error|Exception|Fault|Timeout))\s*:\s*`)
-	errorPrefix      = regexp.MustCompile(`(?i)^\s*(?:error|exception)\b`)
+	// Explicit failure statements that framework error templates open with.
+	errorPrefix = regexp.MustCompile(`(?i)^\s*(?:error|exception|an? (?:\w+ )?(?:error|exception) (?:occurred|was raised|has occurred)|(?:i )?encountered (?:an? )?(?:error|exception)|tool (?:call |execution )?failed|the tool (?:call )?failed)\b`)
 	// Results that start like a failure but may be ordinary output
 	// ("Failed logins: 3") count only when a rule classifies them.
-	weakErrorPrefix = regexp.MustCompile(`(?i)^\s*(?:failed|failure|fatal|could not|couldn't|unable to|cannot|an? (?:\w+ )?(?:error|exception) (?:occurred|was raised|has occurred)|(?:i )?encountered (?:an? )?(?:error|exception)|tool (?:call |execution )?failed|the tool (?:call )?failed|sorry, )`)
+	weakErrorPrefix = regexp.MustCompile(`(?i)^\s*(?:failed|failure|fatal|could not|couldn't|unable to|cannot|sorry, )`)
 )
 
 // maxResultHead bounds the part of a result read when it does not say

@@ -330,6 +330,7 @@ func TestResultHeads(t *testing.T) {
 	}{
 		{"An error occurred while running the tool. Please try again. Error: 502 Bad Gateway", ExternalFault},
 		{"Encountered error: Request timed out", Timeout},
+		{"Encountered error: KeyError('city')", Unknown},
 		{"Unknown tool name: 'forecast'. Available tools: lookup", WrongToolCalled},
 		{"1 validation error for lookup\ncity\n  Field required", SchemaMismatch},
 		// data, not failures
