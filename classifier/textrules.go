@@ -183,9 +183,11 @@ var textRules = []textRule{
 		// "Status 503:", "Error code: 400", "503 The server is
 		// overloaded" (OpenAI's Node SDK prefixes messages with the status).
 		name: "http_status_text", conf: confTextRule,
-		keys:  []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"},
-		re:    rx(`(?i)(?:^\s*(?:[\w.]*(?:error|exception)\s*[:\-]\s*)?|\bstatus(?:[ _]code)?\s*[:=]?\s*|\bhttp(?:/\d(?:\.\d)?)?\s*[:=]?\s*|\berror[ _]code\s*[:=]?\s*|\bcode\s*[:=]\s*|['"(])([1-5]\d\d)(?:\s|:|-|'|"|\)|,|$)|\b([1-5]\d\d)\s+(?:client error|server error|too many requests|internal server error|bad gateway|service unavailable|service temporarily unavailable|gateway time-?out|request time-?out|unauthorized|forbidden|unprocessable entity|bad request|not found)\b`),
-		check: checkHTTPText,
+		keys: []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"},
+		re:   rx(`(?i)(?:^\s*(?:[\w.]*(?:error|exception)\s*[:\-]\s*)?|\bstatus(?:[ _]code)?\s*[:=]?\s*|\bhttp(?:/\d(?:\.\d)?)?\s*[:=]?\s*|\berror[ _]code\s*[:=]?\s*|\bcode\s*[:=]\s*|['"(])([1-5]\d\d)(?:\s|:|-|'|"|\)|,|$)|\b([1-5]\d\d)\s+(?:client error|server error|too many requests|internal server error|bad gateway|service unavailable|service temporarily unavailable|gateway time-?out|request time-?out|unauthorized|forbidden|unprocessable entity|bad request|not found)\b`),
+		// "(500 tokens)", "503 records": quantities, not statuses.
+		exclude: rx(`(?i)\b[1-5]\d\d\s+(?:tokens?|items?|records?|ms|milliseconds?|secs?|seconds?|minutes?|bytes?|kb|mb|characters?|chars?|results?|rows?|files?|lines?|words?|steps?|calls?|times?|users?|documents?|pages?|entries|messages?)\b`),
+		check:   checkHTTPText,
 	},
 	{
 		// JSON-RPC errors quoted in text: "MCP error -32602: ...".

@@ -103,6 +103,8 @@ var nearMisses = []string{
 	"Tool execution completed in 429 ms",
 	"Processed 500 records in 503 ms",
 	"Found 503 results for query 'refund policy'",
+	"Imported 'inventory' (500 records)",
+	"Error: 500 items could not be synced",
 	"function not_found_handler registered",
 	"Validation passed for 3 fields",
 	"Expected delivery date: tomorrow",
