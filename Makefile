@@ -40,10 +40,12 @@ eval:
 	@test -n "$(SHARED)" || { echo "shared/DESIGN.md not found in this folder or a parent" >&2; exit 1; }
 	$(GO) run ./cmd/triage eval --labels $(FIXTURES)/labels.json $(addprefix --corpus ,$(sort $(wildcard $(SHARED)/corpora/*.json)))
 
-# dashboards: the alert rules checked and unit-tested with promtool (the
+# dashboards: the Prometheus config and alert rules checked, the rules
+# unit-tested, with promtool (the
 # dashboard JSON's generator test runs in unit; its queries against a real
 # Prometheus in e2e, e2e/dashboard_test.go).
 dashboards:
+	promtool check config dashboards/prometheus/prometheus.yml
 	promtool check rules dashboards/prometheus/alerts.yaml
 	promtool test rules dashboards/prometheus/alerts_test.yaml
 
