@@ -142,7 +142,7 @@ func explainVerdict(w io.Writer, v classifier.Verdict) {
 		if in.Recovered {
 			rec = "recovered later in the run"
 		}
-		line := fmt.Sprintf("    - %s: %s by %s, confidence %.2f, %s", where, in.FailureType, classifier.Label(in.Signal, in.Rule), in.Confidence, rec)
+		line := fmt.Sprintf("    - %s: %s by %s, confidence %.2f, %s", where, in.FailureType, signalText(in.Signal, in.Rule), in.Confidence, rec)
 		if in.Tool != "" {
 			line += ", tool " + in.Tool
 		}
@@ -154,7 +154,7 @@ func explainVerdict(w io.Writer, v classifier.Verdict) {
 	switch v.Outcome {
 	case classifier.OutcomeFailed:
 		fmt.Fprintf(w, "  verdict: failed, %s (signal %s, confidence %.2f, evidence span %s)",
-			v.FailureType, classifier.Label(v.Signal, v.Rule), v.Confidence, orDash(v.EvidenceSpanID.String()))
+			v.FailureType, signalText(v.Signal, v.Rule), v.Confidence, orDash(v.EvidenceSpanID.String()))
 		if v.Reason != "" {
 			fmt.Fprintf(w, " — %s", v.Reason)
 		}
@@ -193,4 +193,13 @@ func clip(s string) string {
 // quote clips s and puts it between quotes without escaping, for reading.
 func quote(s string) string {
 	return "\u201c" + clip(s) + "\u201d"
+}
+
+// signalText is the signal as written in evidence, or says there is none
+// (an unknown with only a reason, e.g. a lost root span).
+func signalText(s classifier.Signal, rule string) string {
+	if l := classifier.Label(s, rule); l != "" {
+		return l
+	}
+	return "no signal"
 }
