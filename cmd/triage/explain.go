@@ -153,7 +153,7 @@ func explainVerdict(w io.Writer, v classifier.Verdict) {
 	}
 	switch v.Outcome {
 	case classifier.OutcomeFailed:
-		fmt.Fprintf(w, "  verdict: failed, %s (signal %s, confidence %.2f, evidence span %s)",
+		fmt.Fprintf(w, "  verdict: failed, %s (by %s, confidence %.2f, evidence span %s)",
 			v.FailureType, signalText(v.Signal, v.Rule), v.Confidence, orDash(v.EvidenceSpanID.String()))
 		if v.Reason != "" {
 			fmt.Fprintf(w, " — %s", v.Reason)
