@@ -111,6 +111,9 @@ func (c *Config) Validate() error {
 	if c.MaxBytes < 0 {
 		errs = append(errs, fmt.Errorf("max_bytes must not be negative, got %d", c.MaxBytes))
 	}
+	if c.MaxBytes > 0 && c.MaxTraceBytes > c.MaxBytes {
+		errs = append(errs, fmt.Errorf("max_trace_bytes (%d) must not exceed max_bytes (%d)", c.MaxTraceBytes, c.MaxBytes))
+	}
 	if c.DecisionCacheSize <= 0 {
 		errs = append(errs, fmt.Errorf("decision_cache_size must be greater than 0, got %d", c.DecisionCacheSize))
 	}

@@ -58,6 +58,7 @@ func TestLoadConfig(t *testing.T) {
 		{id: component.NewIDWithName(metadata.Type, "negative_root_wait"), wantErr: "root_wait"},
 		{id: component.NewIDWithName(metadata.Type, "zero_max_spans"), wantErr: "max_spans_per_trace"},
 		{id: component.NewIDWithName(metadata.Type, "zero_max_trace_bytes"), wantErr: "max_trace_bytes"},
+		{id: component.NewIDWithName(metadata.Type, "trace_bytes_over_total"), wantErr: "max_trace_bytes (2048) must not exceed max_bytes (1024)"},
 		{id: component.NewIDWithName(metadata.Type, "zero_cache"), wantErr: "decision_cache_size"},
 		{id: component.NewIDWithName(metadata.Type, "unknown_failure_type"), wantErr: `rules[0] ("r1").failure_type "cosmic_rays"`},
 		{id: component.NewIDWithName(metadata.Type, "duplicate_rule_names"), wantErr: `rules[1] ("r1").name duplicates rules[0]`},
