@@ -177,9 +177,9 @@ func buildDashboard() (dashboard.Dashboard, error) {
 			fmt.Sprintf(`topk(10, sum by (tool) (increase(%s{%s, tool!=""}[%s])))`, metricFailures, failureSel, wholeRange),
 		)).
 		WithPanel(tablePanel(ids, "Failure types by agent",
-			"Failed runs per agent and failure type over the selected range.",
+			"Failed runs per service, agent and failure type over the selected range (agent is empty where the spans name none).",
 			"failed runs",
-			fmt.Sprintf(`sum by (agent, failure_type) (increase(%s{%s}[%s])) > 0`, metricFailures, failureSel, wholeRange),
+			fmt.Sprintf(`sum by (service, agent, failure_type) (increase(%s{%s}[%s])) > 0`, metricFailures, failureSel, wholeRange),
 		))
 
 	// ---- Recovery ----
