@@ -40,6 +40,11 @@ var heldOutPhrasings = []struct {
 	{"MCP error -32602: Invalid params", SchemaMismatch, ""},
 	{"Error: the Action Input is not a valid key, value dictionary.", SchemaMismatch, ""},
 	{"Missing value for parameter 'city'", SchemaMismatch, ""},
+	{"TypeError: get_weather() missing 1 required positional argument: 'city'", SchemaMismatch, ""},
+	{"TypeError: get_weather() got an unexpected keyword argument 'days'", SchemaMismatch, ""},
+	{"The 'city' argument is required", SchemaMismatch, ""},
+	{"data must NOT have additional properties", SchemaMismatch, ""},
+	{"Unrecognized key(s) in object: 'days'", SchemaMismatch, ""},
 	{"Error executing tool convert: 1 validation error for convertArguments\namount\n  Input should be a valid number", SchemaMismatch, ""},
 	// timeout
 	{"context deadline exceeded", Timeout, ""},
