@@ -2,6 +2,7 @@ package classifier
 
 import (
 	"regexp"
+	"regexp/syntax"
 	"strconv"
 	"strings"
 )
@@ -45,7 +46,14 @@ type textRule struct {
 	// alternation runs on Go's NFA at a cost per character proportional
 	// to its size; small alternatives run on the backtracker and use
 	// their literal prefixes, which is orders of magnitude faster.
-	alts []*regexp.Regexp
+	alts []alternative
+}
+
+// alternative is one top-level alternative of a rule with the longest
+// literal every match of it contains, tested before the expression runs.
+type alternative struct {
+	re  *regexp.Regexp
+	lit string
 }
 
 func init() {
@@ -56,9 +64,36 @@ func init() {
 			continue
 		}
 		for _, alt := range splitAlternatives(src[len("(?i)"):]) {
-			r.alts = append(r.alts, regexp.MustCompile(alt))
+			r.alts = append(r.alts, alternative{re: regexp.MustCompile(alt), lit: requiredLiteral(alt)})
 		}
 	}
+}
+
+// requiredLiteral returns the longest literal that is a direct part of
+// the expression's top-level concatenation (so every match contains it),
+// or "" when there is none.
+func requiredLiteral(expr string) string {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return ""
+	}
+	for re.Op == syntax.OpCapture && len(re.Sub) == 1 {
+		re = re.Sub[0]
+	}
+	best := ""
+	consider := func(n *syntax.Regexp) {
+		if n.Op == syntax.OpLiteral && n.Flags&syntax.FoldCase == 0 && len(string(n.Rune)) > len(best) {
+			best = string(n.Rune)
+		}
+	}
+	if re.Op == syntax.OpConcat {
+		for _, sub := range re.Sub {
+			consider(sub)
+		}
+	} else {
+		consider(re)
+	}
+	return best
 }
 
 // splitAlternatives splits a regular expression at its top-level '|'.
@@ -330,9 +365,13 @@ func classifyTextWith(text string, prefilter bool) (finding, bool) {
 	return finding{}, false
 }
 
-func matchAny(res []*regexp.Regexp, s string) bool {
-	for _, re := range res {
-		if re.MatchString(s) {
+func matchAny(alts []alternative, s string) bool {
+	for i := range alts {
+		a := &alts[i]
+		if a.lit != "" && !strings.Contains(s, a.lit) {
+			continue
+		}
+		if a.re.MatchString(s) {
 			return true
 		}
 	}

@@ -189,7 +189,7 @@ func TestTextRuleAlternatives(t *testing.T) {
 			continue
 		}
 		for _, alt := range r.alts {
-			src := alt.String()
+			src := alt.re.String()
 			for i := 0; i < len(src); i++ {
 				if src[i] == '\\' {
 					i++
@@ -203,7 +203,7 @@ func TestTextRuleAlternatives(t *testing.T) {
 		}
 		joined := make([]string, len(r.alts))
 		for i, a := range r.alts {
-			joined[i] = a.String()
+			joined[i] = a.re.String()
 		}
 		if got := "(?i)" + strings.Join(joined, "|"); got != r.re.String() {
 			t.Errorf("rule %s: alternatives do not rebuild the rule", r.name)
@@ -211,6 +211,17 @@ func TestTextRuleAlternatives(t *testing.T) {
 	}
 	if got := splitAlternatives(`a|(b|c)|[|]|d\|e`); len(got) != 4 || got[3] != `d\|e` {
 		t.Errorf("split: %q", got)
+	}
+	for expr, want := range map[string]string{
+		`\bnot authori[sz]ed\b`:             "not authori",
+		`\bno\s+such\s+(?:tool|function)\b`: "such",
+		`(?:a|b)c`:                          "c",
+		`x?`:                                "",
+		`(abc)`:                             "abc",
+	} {
+		if got := requiredLiteral(expr); got != want {
+			t.Errorf("requiredLiteral(%q) = %q, want %q", expr, got, want)
+		}
 	}
 }
 
