@@ -9,6 +9,16 @@
 // rules, then caller-supplied constraints. Precision comes first: when the
 // evidence is ambiguous the answer is Unknown, never a guess.
 //
+// Incidents are failing tool calls (a tool span's error, a result fed back
+// to the model that says it failed, or a call the structure rejects even
+// when no tool span exists), failing model calls, errors on other spans of
+// the run, and how the run ended (finish reason, step limit, a loop). An
+// incident is recovered when a later successful step supersedes it — the
+// same tool succeeds, a valid tool replaces an unknown one, a model call
+// succeeds after a failed one — and the run ends without error. A failed
+// run takes the class of its last unrecovered incident that has one; a
+// loop wins.
+//
 // The package depends on pdata only (through trajectory).
 package classifier
 
