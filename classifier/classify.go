@@ -69,6 +69,15 @@ type call struct {
 	pos            int
 }
 
+// requestPos is where the call was decided: the model step that asked for
+// it, else the tool step.
+func (c *call) requestPos() int {
+	if c.llmIx >= 0 {
+		return c.llmIx
+	}
+	return c.pos
+}
+
 type classification struct {
 	c       *Classifier
 	run     *trajectory.Run
@@ -667,8 +676,8 @@ func (cl *classification) recovery() {
 		if !c.ok {
 			continue
 		}
-		if p, seen := lastOKCall[c.name]; !seen || c.pos > p {
-			lastOKCall[c.name] = c.pos
+		if p, seen := lastOKCall[c.name]; !seen || c.requestPos() > p {
+			lastOKCall[c.name] = c.requestPos()
 		}
 		lastOKAny = max(lastOKAny, c.pos)
 	}
@@ -710,11 +719,13 @@ func (cl *classification) recovery() {
 		superseded := false
 		switch in.kind {
 		case kindCall:
+			// A call asked for later, not one asked for alongside.
+			rp := cl.calls[in.callIx].requestPos()
 			p, seen := lastOKCall[in.Tool]
-			superseded = seen && p > in.pos
+			superseded = seen && p > rp
 			if !superseded && in.FailureType == WrongToolCalled {
 				// A valid tool called instead, for the same intent.
-				superseded = otherOKAfter(in.Tool, in.pos)
+				superseded = otherOKAfter(in.Tool, rp)
 			}
 		case kindLLM:
 			superseded = lastOKLLM > in.pos

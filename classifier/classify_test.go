@@ -460,3 +460,14 @@ func TestToolOutputReportingAnError(t *testing.T) {
 	b.answer("Sorry")
 	wantVerdict(t, c.Classify(&b.run), OutcomeFailed, ExternalFault)
 }
+
+func TestParallelCallDoesNotRecoverItsSibling(t *testing.T) {
+	// The model asked for an unknown tool and a valid one in the same
+	// turn: the valid one does not recover the unknown one.
+	c := mustNew(t, Options{})
+	b := newRun().
+		llm(tc("1", "forecast", `{"city":"Paris"}`), tc("2", "lookup", `{"city":"Paris"}`)).
+		tool("lookup", "2", `{"city":"Paris"}`).
+		answer("18 now; no forecast", trajectory.ToolResult{CallID: "1", Content: "Tool forecast not found", IsError: true})
+	wantVerdict(t, c.Classify(&b.run), OutcomeFailed, WrongToolCalled)
+}
