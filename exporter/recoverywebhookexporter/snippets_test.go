@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -97,4 +99,72 @@ for (const c of JSON.parse(require("fs").readFileSync(process.argv[2])))
 		require.NoError(t, err, "%s: %s", interpreter, out)
 		require.Equal(t, want, strings.Fields(string(out)), interpreter)
 	}
+}
+
+// TestExampleReceiver runs testdata/receiver.py (the README's local sink) and
+// checks that it accepts signed decisions and acts once per webhook-id.
+func TestExampleReceiver(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not installed")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	_, port, _ := net.SplitHostPort(addr)
+	require.NoError(t, ln.Close())
+
+	var out syncBuffer
+	cmd := exec.Command("python3", filepath.Join("testdata", "receiver.py"), port)
+	cmd.Env = append(os.Environ(), "TRIAGE_WEBHOOK_SECRET="+testSecret)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+	defer func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	require.Eventually(t, func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			_ = c.Close()
+		}
+		return err == nil
+	}, 30*time.Second, 50*time.Millisecond)
+
+	h := startExporter(t, testConfig("http://"+addr+"/", testSecret))
+	require.NoError(t, h.exp.ConsumeLogs(context.Background(), decisionLogs("dec-r1", "dec-r2")))
+	// The same decision again (as after a lost answer): acknowledged, not acted on.
+	require.NoError(t, h.exp.ConsumeLogs(context.Background(), decisionLogs("dec-r1")))
+	require.Eventually(t, func() bool {
+		return h.counter(t, "recovery_webhook_decisions_delivered", nil) == 3
+	}, 30*time.Second, 20*time.Millisecond)
+	h.shutdown(t)
+
+	var lines []map[string]string
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m map[string]string
+		require.NoError(t, json.Unmarshal([]byte(line), &m), out.String())
+		lines = append(lines, m)
+	}
+	require.Len(t, lines, 2, out.String())
+	assert.Equal(t, "dec-r1", lines[0]["webhook_id"])
+	assert.Equal(t, "dec-r2", lines[1]["webhook_id"])
+	assert.Equal(t, "backoff_and_retry", lines[0]["action"])
+	assert.Zero(t, h.counter(t, "recovery_webhook_decisions_dropped", nil), "signatures verified")
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
