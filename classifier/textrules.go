@@ -193,7 +193,9 @@ var textRules = []textRule{
 		// something that does not exist.
 		name: "target_not_found",
 		keys: []string{"model", "deployment", "endpoint", "agent", "resource"}, typ: WrongToolCalled, conf: confTextRuleLow,
-		re: rx(`(?i)\b(?:model|deployment|endpoint|agent)\s+` + toolIdent + `\s+(?:is\s+|was\s+)?(?:not\s+found|does\s+not\s+exist|doesn't\s+exist|could\s+not\s+be\s+found)|\bthe\s+(?:model|deployment|resource)\s+['"\x60][^'"\x60\n]{1,200}['"\x60](?:\s+under\s+[^\n]{0,120}?)?\s+(?:was\s+not\s+found|does\s+not\s+exist|could\s+not\s+be\s+found)|\bis\s+not\s+a\s+valid\s+model(?:\s+id)?\b|\bno\s+(?:model|deployment|resource)\s+with\s+(?:the\s+)?(?:name|id)\s+` + toolIdent + `\s+(?:was\s+)?found`),
+		// Only targets that are models, deployments or agents: a tool's own
+		// "resource not found" (an order, a file) is about its data.
+		re: rx(`(?i)\b(?:model|deployment|agent)\s+` + toolIdent + `\s+(?:is\s+|was\s+)?(?:not\s+found|does\s+not\s+exist|doesn't\s+exist|could\s+not\s+be\s+found)|\bthe\s+(?:model|deployment)\s+['"\x60][^'"\x60\n]{1,200}['"\x60]\s+(?:was\s+not\s+found|does\s+not\s+exist|could\s+not\s+be\s+found)|\bthe\s+resource\s+['"\x60][^'"\x60\n]{0,200}/(?:deployments|models|agents|endpoints)/[^'"\x60\n]{1,100}['"\x60](?:\s+under\s+[^\n]{0,120}?)?\s+(?:was\s+not\s+found|does\s+not\s+exist|could\s+not\s+be\s+found)|\bendpoint\s+[^\s'"\x60]*/(?:endpoints|models|deployments)/[^\s'"\x60]+\s+(?:is\s+|was\s+)?not\s+found|\bis\s+not\s+a\s+valid\s+model(?:\s+id)?\b|\bno\s+(?:model|deployment|agent)\s+with\s+(?:the\s+)?(?:name|id)\s+` + toolIdent + `\s+(?:was\s+)?found`),
 	},
 	{
 		// Step and recursion limits: a loop when the calls repeat,
