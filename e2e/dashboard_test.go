@@ -86,9 +86,17 @@ func TestDashboardQueriesReturnData(t *testing.T) {
 	// counters a few times, so pass 2 makes them increase: rate() and
 	// histogram_quantile() need two different samples.
 	run(t, 2*time.Minute, triage, append([]string{"replay", "--endpoint", endpoint}, fixtures...)...)
-	first := waitForValue(t, col, api, "sum(triage_runs_total)", func(v float64) bool { return v > 0 })
+	// Settled: the same count for a few scrapes (runs without a root are
+	// only decided after decision_wait).
+	var first float64
+	var since time.Time
+	waitForValue(t, col, api, "sum(triage_runs_total)", func(v float64) bool {
+		if v != first {
+			first, since = v, time.Now()
+		}
+		return v > 0 && time.Since(since) >= decisionWait+4*scrapeInterval
+	})
 	t.Logf("pass 1: %v runs counted in Prometheus", first)
-	time.Sleep(4 * scrapeInterval)
 
 	// Pass 2: the same captures under fresh trace IDs (the processor and the
 	// connector would otherwise treat them as already decided).
