@@ -104,6 +104,9 @@ func TestDashboardQueriesReturnData(t *testing.T) {
 	run(t, 2*time.Minute, triage, append([]string{"replay", "--endpoint", endpoint}, copies...)...)
 	second := waitForValue(t, col, api, "sum(triage_runs_total)", func(v float64) bool { return v >= 2*first })
 	t.Logf("pass 2: %v runs counted in Prometheus", second)
+	if second != 2*first {
+		t.Errorf("the same captures replayed twice counted %v runs, then %v in total (want %v)", first, second, 2*first)
+	}
 
 	// The template variables' own queries must list values.
 	vars := readDashboardVariables(t, filepath.Join(repo, "dashboards", "grafana", "agent-failures.json"))
