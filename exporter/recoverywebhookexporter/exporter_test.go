@@ -317,22 +317,24 @@ func TestRetries5xxThenDeliversExactlyOnce(t *testing.T) {
 }
 
 func TestThrottledWithRetryAfterIsRetried(t *testing.T) {
-	rcv := newReceiver(t, testSecret, func(_ string, n int) (int, http.Header) {
-		if n == 1 {
+	rcv := newReceiver(t, testSecret, func(id string, n int) (int, http.Header) {
+		if id == "dec-throttled" && n == 1 {
 			return http.StatusTooManyRequests, http.Header{"Retry-After": []string{"1"}}
 		}
 		return http.StatusOK, nil
 	})
 	rcv.start()
 	h := startExporter(t, testConfig(rcv.server.URL, testSecret))
-	require.NoError(t, h.exp.ConsumeLogs(context.Background(), decisionLogs("dec-throttled")))
+	// The throttle error must still carry the undelivered rest only.
+	require.NoError(t, h.exp.ConsumeLogs(context.Background(), decisionLogs("dec-first", "dec-throttled")))
 	require.Eventually(t, func() bool {
 		_, delivered, _ := rcv.snapshot()
 		return delivered["dec-throttled"] == 1
 	}, 20*time.Second, 10*time.Millisecond)
 	h.shutdown(t)
-	requests, _, _ := rcv.snapshot()
-	assert.Equal(t, 2, requests["dec-throttled"])
+	requests, delivered, _ := rcv.snapshot()
+	assert.Equal(t, map[string]int{"dec-first": 1, "dec-throttled": 2}, requests)
+	assert.Equal(t, map[string]int{"dec-first": 1, "dec-throttled": 1}, delivered)
 	assert.Equal(t, int64(1), h.counter(t, "recovery_webhook_delivery_failures", map[string]string{"reason": "http_429"}))
 }
 
