@@ -50,6 +50,13 @@ type classifyLine struct {
 	FailureType string `json:"failure_type"`
 	Signal      string `json:"signal"`
 	Rule        string `json:"rule"`
+	Incidents   []struct {
+		SpanID      string `json:"span_id"`
+		FailureType string `json:"failure_type"`
+		Signal      string `json:"signal"`
+		Rule        string `json:"rule"`
+		Recovered   bool   `json:"recovered"`
+	} `json:"incidents"`
 }
 
 // The root-span annotations compared with `triage classify`.
@@ -143,8 +150,55 @@ func TestCollectorEndToEnd(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("compared %d runs from %d fixture files (+1 root-less copy; %d runs without their root span): %d mismatching attributes",
-		len(want), len(fixtures), standIns, mismatches)
+	// Incident spans: triage.failure_type, triage.signal, triage.recovered.
+	// Spans that also carry run annotations (a root or its stand-ins) or
+	// that are incidents more than once are left out: their attributes
+	// combine several answers.
+	runAnnotated := map[string]bool{}
+	for _, w := range want {
+		for _, sp := range runSpans(spans, w) {
+			runAnnotated[spanKey(w.TraceID, sp.spanID)] = true
+		}
+	}
+	incidentCount := map[string]int{}
+	for _, w := range want {
+		for _, in := range w.Incidents {
+			incidentCount[spanKey(w.TraceID, in.SpanID)]++
+		}
+	}
+	incidents := 0
+	for _, w := range want {
+		for _, in := range w.Incidents {
+			key := spanKey(w.TraceID, in.SpanID)
+			// An incident on the run's own span when that root never
+			// arrived has nothing to annotate: the run check covered it.
+			if in.SpanID == "" || in.SpanID == w.RunSpanID || runAnnotated[key] || incidentCount[key] > 1 {
+				continue
+			}
+			incidents++
+			sp, ok := spans[key]
+			if !ok {
+				mismatches++
+				t.Errorf("%s: incident span %s was not forwarded", key, in.SpanID)
+				continue
+			}
+			for _, c := range []struct{ attr, want string }{
+				{"triage.failure_type", in.FailureType},
+				{"triage.signal", in.Signal},
+				{"triage.rule", in.Rule},
+				{"triage.recovered", fmt.Sprint(in.Recovered)},
+			} {
+				if got := attrString(sp.attrs, c.attr); got != c.want {
+					mismatches++
+					t.Errorf("%s incident span %s: %s = %q, triage classify says %q",
+						filepath.Base(filepath.Dir(w.File))+"/"+filepath.Base(w.File), key, c.attr, got, c.want)
+				}
+			}
+		}
+	}
+
+	t.Logf("compared %d runs from %d fixture files (+1 root-less copy; %d runs without their root span) and %d incident spans: %d mismatching attributes",
+		len(want), len(fixtures), standIns, incidents, mismatches)
 
 	// The root-less trace can only have been decided by the inactivity timer,
 	// which starts when its last span was received (after rootlessSent).
