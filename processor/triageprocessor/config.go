@@ -54,6 +54,8 @@ type Config struct {
 	// Loop tunes the classifier's loop detection; zero values keep the
 	// classifier's defaults.
 	Loop LoopConfig `mapstructure:"loop"`
+	// Recovery configures the recovery decision stamped on failed runs.
+	Recovery RecoveryConfig `mapstructure:"recovery"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -150,6 +152,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("loop: %w", err))
 	}
 	errs = append(errs, c.validateRules()...)
+	errs = append(errs, c.Recovery.validate()...)
 	return errors.Join(errs...)
 }
 

@@ -40,6 +40,7 @@ func TestLoadConfig(t *testing.T) {
 				DecisionCacheSize: 2000,
 				ErrorMode:         ottl.PropagateError,
 				Loop:              LoopConfig{Threshold: 4, Window: 8, Similarity: 0.9},
+				Recovery:          defaultRecoveryConfig(),
 				Constraints: ConstraintsConfig{
 					Global:     []string{"BEGIN PRIVATE KEY"},
 					PerService: map[string][]string{"billing-agent": {"card_number"}},

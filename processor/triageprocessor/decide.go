@@ -39,12 +39,16 @@ type annotation struct {
 	kind pcommon.ValueType
 	str  string
 	num  float64
+	i    int64
 	flag bool
 }
 
 func strAnn(k, v string) annotation { return annotation{key: k, kind: pcommon.ValueTypeStr, str: v} }
 func numAnn(k string, v float64) annotation {
 	return annotation{key: k, kind: pcommon.ValueTypeDouble, num: v}
+}
+func intAnn(k string, v int64) annotation {
+	return annotation{key: k, kind: pcommon.ValueTypeInt, i: v}
 }
 func boolAnn(k string, v bool) annotation {
 	return annotation{key: k, kind: pcommon.ValueTypeBool, flag: v}
@@ -54,6 +58,8 @@ func (a annotation) apply(m pcommon.Map) {
 	switch a.kind {
 	case pcommon.ValueTypeDouble:
 		m.PutDouble(a.key, a.num)
+	case pcommon.ValueTypeInt:
+		m.PutInt(a.key, a.i)
 	case pcommon.ValueTypeBool:
 		m.PutBool(a.key, a.flag)
 	default:
@@ -147,6 +153,7 @@ func (p *triageProcessor) decide(ctx context.Context, h *heldTrace) (d *decision
 	d.root = make(map[pcommon.SpanID][]annotation)
 	var orphanVerdict *classifier.Verdict
 	var parents map[pcommon.SpanID]pcommon.SpanID
+	spans := &spanIndex{td: h.td}
 	for i := range runs {
 		run := &runs[i]
 		extra := incidentsOfRun(run, ruleIncidents)
@@ -162,6 +169,10 @@ func (p *triageProcessor) decide(ctx context.Context, h *heldTrace) (d *decision
 			d.incident[inc.SpanID] = append(d.incident[inc.SpanID], incidentAnnotations(inc)...)
 		}
 		rootAnns := rootAnnotations(v, ruleErr)
+		// Asked once per run here; a root or stand-in annotated later from
+		// the decision cache gets these same annotations, so the decision
+		// (and its attempt in the session) is never taken twice.
+		rootAnns = append(rootAnns, p.runAnnotations(ctx, h.id, run, &v, spans)...)
 		if !run.RootSpanID.IsEmpty() {
 			d.root[run.RootSpanID] = rootAnns
 		}

@@ -41,6 +41,7 @@ func createDefaultConfig() component.Config {
 		MaxBytes:          defaultMaxBytes,
 		DecisionCacheSize: defaultDecisionCacheSize,
 		ErrorMode:         ottl.IgnoreError,
+		Recovery:          defaultRecoveryConfig(),
 	}
 }
 

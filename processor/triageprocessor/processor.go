@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/triage-otel/triage/processor/triageprocessor/internal/metadata"
+	"github.com/triage-otel/triage/recovery"
 )
 
 // Decision triggers, reported as the trigger attribute of
@@ -65,6 +66,10 @@ type triageProcessor struct {
 	classifiers classifierSet
 	now         func() time.Time
 	sizer       ptrace.ProtoMarshaler
+	// redactor bounds and redacts the free text stamped on run roots.
+	redactor *recovery.Redactor
+	// recovery is nil when recovery.enabled is false.
+	recovery *recoverer
 
 	mu sync.Mutex
 	// held is ordered by last activity: the oldest entry is the least
@@ -119,7 +124,21 @@ func newTriageProcessor(set processor.Settings, cfg *Config, next consumer.Trace
 		tb.Shutdown()
 		return nil, fmt.Errorf("decision_cache_size: %w", err)
 	}
+	redactor, err := cfg.Recovery.redactor()
+	if err != nil {
+		tb.Shutdown()
+		return nil, fmt.Errorf("recovery.redaction: %w", err)
+	}
+	var rec *recoverer
+	if cfg.Recovery.Enabled {
+		if rec, err = newRecoverer(&cfg.Recovery, redactor, tb, set.Logger); err != nil {
+			tb.Shutdown()
+			return nil, err
+		}
+	}
 	return &triageProcessor{
+		redactor:    redactor,
+		recovery:    rec,
 		cfg:         cfg,
 		logger:      set.Logger,
 		next:        next,
@@ -203,6 +222,12 @@ func (p *triageProcessor) Shutdown(ctx context.Context) error {
 	p.recordHeld(ctx, dTraces, dSpans)
 
 	err := p.finish(ctx, toDecide, ptrace.Traces{})
+	if p.recovery != nil {
+		// After the last decisions: this closes the Redis connections.
+		if cerr := p.recovery.close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("closing the recovery history: %w", cerr))
+		}
+	}
 	p.tb.Shutdown()
 	return err
 }

@@ -3,10 +3,12 @@
 package metadata
 
 import (
+	"context"
 	"errors"
 	"sync"
 
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/embedded"
 	"go.opentelemetry.io/otel/trace"
 
 	"go.opentelemetry.io/collector/component"
@@ -23,19 +25,23 @@ func Tracer(settings component.TelemetrySettings) trace.Tracer {
 // TelemetryBuilder provides an interface for components to report telemetry
 // as defined in metadata and user config.
 type TelemetryBuilder struct {
-	meter                            metric.Meter
-	mu                               sync.Mutex
-	registrations                    []metric.Registration
-	ProcessorTriageDecisionLatency   metric.Float64Histogram
-	ProcessorTriageDecisions         metric.Int64Counter
-	ProcessorTriageLateSpans         metric.Int64Counter
-	ProcessorTriageRuleErrors        metric.Int64Counter
-	ProcessorTriageSpansCut          metric.Int64Counter
-	ProcessorTriageSpansHeld         metric.Int64UpDownCounter
-	ProcessorTriageTraceHoldDuration metric.Float64Histogram
-	ProcessorTriageTracesDecided     metric.Int64Counter
-	ProcessorTriageTracesEvicted     metric.Int64Counter
-	ProcessorTriageTracesHeld        metric.Int64UpDownCounter
+	meter                                 metric.Meter
+	mu                                    sync.Mutex
+	registrations                         []metric.Registration
+	ProcessorTriageDecisionLatency        metric.Float64Histogram
+	ProcessorTriageDecisions              metric.Int64Counter
+	ProcessorTriageLateSpans              metric.Int64Counter
+	ProcessorTriageRecoveryDecisions      metric.Int64Counter
+	ProcessorTriageRecoveryDegraded       metric.Int64Counter
+	ProcessorTriageRecoveryErrors         metric.Int64Counter
+	ProcessorTriageRecoveryHistoryEvicted metric.Int64ObservableCounter
+	ProcessorTriageRuleErrors             metric.Int64Counter
+	ProcessorTriageSpansCut               metric.Int64Counter
+	ProcessorTriageSpansHeld              metric.Int64UpDownCounter
+	ProcessorTriageTraceHoldDuration      metric.Float64Histogram
+	ProcessorTriageTracesDecided          metric.Int64Counter
+	ProcessorTriageTracesEvicted          metric.Int64Counter
+	ProcessorTriageTracesHeld             metric.Int64UpDownCounter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -47,6 +53,31 @@ type telemetryBuilderOptionFunc func(mb *TelemetryBuilder)
 
 func (tbof telemetryBuilderOptionFunc) apply(mb *TelemetryBuilder) {
 	tbof(mb)
+}
+
+// RegisterProcessorTriageRecoveryHistoryEvictedCallback sets callback for observable ProcessorTriageRecoveryHistoryEvicted metric.
+func (builder *TelemetryBuilder) RegisterProcessorTriageRecoveryHistoryEvictedCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorTriageRecoveryHistoryEvicted, obs: o})
+		return nil
+	}, builder.ProcessorTriageRecoveryHistoryEvicted)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+type observerInt64 struct {
+	embedded.Int64Observer
+	inst metric.Int64Observable
+	obs  metric.Observer
+}
+
+func (oi *observerInt64) Observe(value int64, opts ...metric.ObserveOption) {
+	oi.obs.ObserveInt64(oi.inst, value, opts...)
 }
 
 // Shutdown unregister all registered callbacks for async instruments.
@@ -84,6 +115,30 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_triage_late_spans",
 		metric.WithDescription("Spans that arrived after their trace was decided and were annotated from the decision cache and forwarded at once. [Development]"),
 		metric.WithUnit("{spans}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorTriageRecoveryDecisions, err = builder.meter.Int64Counter(
+		"otelcol_processor_triage_recovery_decisions",
+		metric.WithDescription("Recovery decisions stamped on failed runs, by action kind (one per failed run; a run annotated again from the decision cache is not counted again). [Development]"),
+		metric.WithUnit("{decisions}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorTriageRecoveryDegraded, err = builder.meter.Int64Counter(
+		"otelcol_processor_triage_recovery_degraded",
+		metric.WithDescription("Recovery history calls served from memory because Redis failed, timed out or is being left alone after a failure. [Development]"),
+		metric.WithUnit("{calls}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorTriageRecoveryErrors, err = builder.meter.Int64Counter(
+		"otelcol_processor_triage_recovery_errors",
+		metric.WithDescription("Recovery calls that failed (decide - the failed run then carries no decision - or record_success). [Development]"),
+		metric.WithUnit("{errors}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorTriageRecoveryHistoryEvicted, err = builder.meter.Int64ObservableCounter(
+		"otelcol_processor_triage_recovery_history_evicted",
+		metric.WithDescription("Sessions and breaker states dropped by the in-memory history bounds (max_sessions, max_breakers); an evicted session starts its budget again. [Development]"),
+		metric.WithUnit("{entries}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorTriageRuleErrors, err = builder.meter.Int64Counter(

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
@@ -19,9 +20,16 @@ func TestSetupTelemetry(t *testing.T) {
 	tb, err := metadata.NewTelemetryBuilder(testTel.NewTelemetrySettings())
 	require.NoError(t, err)
 	defer tb.Shutdown()
+	require.NoError(t, tb.RegisterProcessorTriageRecoveryHistoryEvictedCallback(func(_ context.Context, observer metric.Int64Observer) error {
+		observer.Observe(1)
+		return nil
+	}))
 	tb.ProcessorTriageDecisionLatency.Record(context.Background(), 1)
 	tb.ProcessorTriageDecisions.Add(context.Background(), 1)
 	tb.ProcessorTriageLateSpans.Add(context.Background(), 1)
+	tb.ProcessorTriageRecoveryDecisions.Add(context.Background(), 1)
+	tb.ProcessorTriageRecoveryDegraded.Add(context.Background(), 1)
+	tb.ProcessorTriageRecoveryErrors.Add(context.Background(), 1)
 	tb.ProcessorTriageRuleErrors.Add(context.Background(), 1)
 	tb.ProcessorTriageSpansCut.Add(context.Background(), 1)
 	tb.ProcessorTriageSpansHeld.Add(context.Background(), 1)
@@ -36,6 +44,18 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorTriageLateSpans(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorTriageRecoveryDecisions(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorTriageRecoveryDegraded(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorTriageRecoveryErrors(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorTriageRecoveryHistoryEvicted(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorTriageRuleErrors(t, testTel,

@@ -1,0 +1,279 @@
+package triageprocessor // import "github.com/triage-otel/triage/processor/triageprocessor"
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/zap"
+
+	"github.com/triage-otel/triage/classifier"
+	"github.com/triage-otel/triage/processor/triageprocessor/internal/metadata"
+	"github.com/triage-otel/triage/recovery"
+	"github.com/triage-otel/triage/trajectory"
+)
+
+// Attribute names of the run identity (every run root) and of the recovery
+// decision (failed runs), as the triage connector reads them.
+const (
+	attrAgent         = "triage.agent"
+	attrTool          = "triage.tool"
+	attrDecision      = "triage.decision"
+	attrDecisionID    = "triage.decision.id"
+	attrActionKind    = "triage.action.kind"
+	attrActionDelayMS = "triage.action.delay_ms"
+	attrActionHint    = "triage.action.hint"
+	attrActionTarget  = "triage.action.target"
+	attrAttempt       = "triage.attempt"
+	attrMaxAttempts   = "triage.max_attempts"
+	attrPolicy        = "triage.policy"
+	attrSessionID     = "triage.session.id"
+)
+
+// recoverer asks the recovery engine for a decision per failed run and
+// reports successful runs to it.
+type recoverer struct {
+	engine       *recovery.Engine
+	redactor     *recovery.Redactor
+	sessionAttrs []string
+	timeout      time.Duration
+	tb           *metadata.TelemetryBuilder
+	logger       *zap.Logger
+	redis        string
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+func newRecoverer(cfg *RecoveryConfig, red *recovery.Redactor, tb *metadata.TelemetryBuilder, logger *zap.Logger) (*recoverer, error) {
+	r := &recoverer{
+		redactor:     red,
+		sessionAttrs: slices.Clone(cfg.SessionAttributes),
+		timeout:      cfg.Timeout,
+		tb:           tb,
+		logger:       logger,
+		redis:        cfg.History.Redis.Endpoint,
+	}
+	eng, err := recovery.New(cfg.engineConfig(), recovery.WithRedactor(red), recovery.WithOnDegraded(r.onDegraded))
+	if err != nil {
+		return nil, fmt.Errorf("recovery: %w", err)
+	}
+	r.engine = eng
+	err = tb.RegisterProcessorTriageRecoveryHistoryEvictedCallback(func(_ context.Context, o metric.Int64Observer) error {
+		st := eng.Stats().Memory
+		o.Observe(st.SessionsEvicted, metric.WithAttributes(attribute.String("history", "session")))
+		o.Observe(st.BreakersEvicted, metric.WithAttributes(attribute.String("history", "breaker")))
+		return nil
+	})
+	if err != nil {
+		_ = eng.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// onDegraded counts history calls served from memory. err is set only on
+// the call where Redis failed; the calls after it, while Redis is left
+// alone for recheck_interval, come with nil, so this logs at most once per
+// interval.
+func (r *recoverer) onDegraded(op string, err error) {
+	r.tb.ProcessorTriageRecoveryDegraded.Add(context.Background(), 1, metric.WithAttributes(attribute.String("operation", op)))
+	if err != nil {
+		r.logger.Warn("recovery history: Redis failed, serving from memory (history is local to this collector until Redis answers again)",
+			zap.String("endpoint", r.redis), zap.String("operation", op), zap.Error(err))
+	}
+}
+
+func (r *recoverer) close() error {
+	r.closeOnce.Do(func() { r.closeErr = r.engine.Close() })
+	return r.closeErr
+}
+
+// callContext bounds one engine call. The caller's cancellation is not
+// inherited: the spans are forwarded whatever happens, and a decision
+// abandoned half-way would still have consumed an attempt.
+func (r *recoverer) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), r.timeout)
+}
+
+// decide returns the decision annotations of one failed run, or nil when
+// the engine could not decide (counted and logged).
+func (r *recoverer) decide(ctx context.Context, in recovery.Input, run *trajectory.Run, spans *spanIndex) []annotation {
+	in.SessionID = r.session(run, spans)
+	in.Service, in.Agent = run.Service, run.Agent
+	cctx, cancel := r.callContext(ctx)
+	d, err := r.engine.Decide(cctx, in)
+	cancel()
+	if err != nil {
+		r.tb.ProcessorTriageRecoveryErrors.Add(ctx, 1, metric.WithAttributes(attribute.String("operation", "decide")))
+		r.logger.Warn("no recovery decision for a failed run", zap.String("trace_id", in.TraceID), zap.String("span_id", in.SpanID), zap.Error(err))
+		return nil
+	}
+	// The engine redacts the text it copies from the input; hints and
+	// targets come from the policy (or name the failed tool) and are
+	// redacted here too, so the document holds no free text that was not.
+	d.Action.Hint = r.redactor.Text(d.Action.Hint)
+	d.Action.Target = r.redactor.Text(d.Action.Target)
+	raw, err := d.JSON()
+	if err != nil {
+		r.tb.ProcessorTriageRecoveryErrors.Add(ctx, 1, metric.WithAttributes(attribute.String("operation", "decide")))
+		r.logger.Warn("encoding a recovery decision", zap.String("trace_id", in.TraceID), zap.Error(err))
+		return nil
+	}
+	r.tb.ProcessorTriageRecoveryDecisions.Add(ctx, 1, metric.WithAttributes(attribute.String("action", string(d.Action.Kind))))
+	anns := []annotation{
+		strAnn(attrDecision, string(raw)),
+		strAnn(attrDecisionID, d.DecisionID),
+		strAnn(attrActionKind, string(d.Action.Kind)),
+		intAnn(attrActionDelayMS, d.Action.DelayMS),
+		intAnn(attrAttempt, int64(d.Attempt)),
+		intAnn(attrMaxAttempts, int64(d.MaxAttempts)),
+		strAnn(attrPolicy, d.Policy),
+		strAnn(attrSessionID, d.SessionID),
+	}
+	if d.Action.Hint != "" {
+		anns = append(anns, strAnn(attrActionHint, d.Action.Hint))
+	}
+	if d.Action.Target != "" {
+		anns = append(anns, strAnn(attrActionTarget, d.Action.Target))
+	}
+	return anns
+}
+
+// recordSuccess tells the engine a run ended well: half-open breakers in
+// its scope close and, with reset_on_success, its session's budgets reset.
+func (r *recoverer) recordSuccess(ctx context.Context, run *trajectory.Run, spans *spanIndex) {
+	var tools []string
+	for i := range run.Steps {
+		if t := run.Steps[i].ToolName; t != "" && !slices.Contains(tools, t) {
+			tools = append(tools, t)
+		}
+	}
+	cctx, cancel := r.callContext(ctx)
+	err := r.engine.RecordSuccess(cctx, recovery.SuccessInput{
+		SessionID: r.session(run, spans),
+		Service:   run.Service,
+		Agent:     run.Agent,
+		Tools:     tools,
+	})
+	cancel()
+	if err != nil {
+		r.tb.ProcessorTriageRecoveryErrors.Add(ctx, 1, metric.WithAttributes(attribute.String("operation", "record_success")))
+		r.logger.Debug("recording a successful run", zap.String("trace_id", run.TraceID.String()), zap.Error(err))
+	}
+}
+
+// session returns the run's session id: the first configured attribute
+// found on the run's root span, then on its other spans, then on the
+// resource; else the session the trajectory builder recognised by
+// convention (e.g. LangChain metadata); else "" (the engine then uses the
+// trace).
+func (r *recoverer) session(run *trajectory.Run, spans *spanIndex) string {
+	idx := spans.get()
+	maps := make([]pcommon.Map, 0, len(run.SpanIDs)+1)
+	var res pcommon.Map
+	haveRes := false
+	if ref, ok := idx[run.RootSpanID]; ok && run.RootFound {
+		maps = append(maps, ref.attrs)
+		res, haveRes = ref.res, true
+	}
+	for _, id := range run.SpanIDs {
+		if id == run.RootSpanID && run.RootFound {
+			continue
+		}
+		if ref, ok := idx[id]; ok {
+			maps = append(maps, ref.attrs)
+			if !haveRes {
+				res, haveRes = ref.res, true
+			}
+		}
+	}
+	if haveRes {
+		maps = append(maps, res)
+	}
+	if s := recovery.SessionKey(r.sessionAttrs, maps...); s != "" {
+		return s
+	}
+	return run.Session
+}
+
+// spanRef locates a span's attributes and its resource's.
+type spanRef struct {
+	attrs pcommon.Map
+	res   pcommon.Map
+}
+
+// spanIndex maps span IDs to their attributes, built on first use (only
+// traces with runs that reach the recovery engine need it).
+type spanIndex struct {
+	td ptrace.Traces
+	m  map[pcommon.SpanID]spanRef
+}
+
+func (s *spanIndex) get() map[pcommon.SpanID]spanRef {
+	if s.m != nil {
+		return s.m
+	}
+	s.m = make(map[pcommon.SpanID]spanRef, s.td.SpanCount())
+	rss := s.td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		res := rss.At(i).Resource().Attributes()
+		sss := rss.At(i).ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				sp := spans.At(k)
+				if _, dup := s.m[sp.SpanID()]; !dup { // the first of duplicate IDs, as trajectory.Build keeps
+					s.m[sp.SpanID()] = spanRef{attrs: sp.Attributes(), res: res}
+				}
+			}
+		}
+	}
+	return s.m
+}
+
+// runAnnotations are the identity and recovery annotations of one run's
+// root: triage.agent on every run, triage.tool and the decision on failed
+// runs. Successful runs are reported to the engine and get no decision.
+func (p *triageProcessor) runAnnotations(ctx context.Context, traceID pcommon.TraceID, run *trajectory.Run, v *classifier.Verdict, spans *spanIndex) []annotation {
+	var anns []annotation
+	if run.Agent != "" {
+		anns = append(anns, strAnn(attrAgent, p.redactor.Text(run.Agent)))
+	}
+	if v.Outcome != classifier.OutcomeFailed {
+		if p.recovery != nil {
+			p.recovery.recordSuccess(ctx, run, spans)
+		}
+		return anns
+	}
+	in := recovery.InputFromVerdict(v, traceID, decisionSpanID(run, v))
+	in.Tool = p.redactor.Text(in.Tool)
+	if in.Tool != "" {
+		anns = append(anns, strAnn(attrTool, in.Tool))
+	}
+	if p.recovery != nil {
+		anns = append(anns, p.recovery.decide(ctx, in, run, spans)...)
+	}
+	return anns
+}
+
+// decisionSpanID is the span a decision refers to: the run's root (also
+// when it never arrived, so a late root matches), else the evidence, else
+// the run's first span.
+func decisionSpanID(run *trajectory.Run, v *classifier.Verdict) pcommon.SpanID {
+	switch {
+	case !run.RootSpanID.IsEmpty():
+		return run.RootSpanID
+	case !v.EvidenceSpanID.IsEmpty():
+		return v.EvidenceSpanID
+	case len(run.SpanIDs) > 0:
+		return run.SpanIDs[0]
+	}
+	return pcommon.SpanID{}
+}

@@ -1,0 +1,133 @@
+package triageprocessor
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+
+	"github.com/triage-otel/triage/processor/triageprocessor/internal/metadata"
+	"github.com/triage-otel/triage/recovery"
+)
+
+func loadRecoveryConfig(t *testing.T, name string) (*Config, error) {
+	t.Helper()
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+	sub, err := cm.Sub(component.NewIDWithName(metadata.Type, name).String())
+	require.NoError(t, err)
+	cfg := createDefaultConfig().(*Config)
+	if err := sub.Unmarshal(cfg); err != nil {
+		return cfg, err
+	}
+	return cfg, confmap.Validate(cfg)
+}
+
+func TestRecoveryConfigDefaults(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	r := cfg.Recovery
+	assert.True(t, r.Enabled)
+	assert.Equal(t, recovery.DefaultSessionAttributes, r.SessionAttributes)
+	assert.Empty(t, r.History.Redis.Endpoint, "memory history by default")
+	def := recovery.DefaultConfig()
+	assert.Equal(t, def, r.engineConfig(), "the block stands for recovery.DefaultConfig()")
+	require.NoError(t, cfg.Validate())
+}
+
+func TestRecoveryConfigFull(t *testing.T) {
+	cfg, err := loadRecoveryConfig(t, "recovery_full")
+	require.NoError(t, err)
+	r := cfg.Recovery
+	assert.True(t, r.Enabled)
+	assert.Equal(t, 2*time.Second, r.Timeout)
+	assert.Equal(t, []string{"app.session", "gen_ai.conversation.id"}, r.SessionAttributes)
+	policy := r.Policy.Entries()
+	require.Len(t, policy, 3)
+	ext := policy["external_fault"]
+	assert.Equal(t, "sequence", ext.Kind)
+	require.Len(t, ext.Steps, 2)
+	assert.Equal(t, recovery.StrategyConfig{Kind: "backoff_and_retry", MaxAttempts: 2, BaseDelay: 500 * time.Millisecond}, ext.Steps[0])
+	assert.Equal(t, recovery.StrategyConfig{Kind: "replan", Hint: "try another approach"}, ext.Steps[1])
+
+	ec := r.engineConfig()
+	assert.Equal(t, 30*time.Minute, ec.History.TTL)
+	assert.Equal(t, 500, ec.History.MaxSessions)
+	assert.Equal(t, 1000, ec.History.MaxBreakers, "unset fields keep recovery's defaults")
+	assert.False(t, ec.History.ResetOnSuccess)
+	assert.Equal(t, "localhost:6379", ec.History.Redis.Endpoint)
+	assert.Equal(t, recovery.Secret("s3cr3t-redis-pass"), ec.History.Redis.Password)
+	assert.Equal(t, 2, ec.History.Redis.DB)
+	assert.Equal(t, 200*time.Millisecond, ec.History.Redis.Timeout)
+	assert.Equal(t, "triage:", ec.History.Redis.KeyPrefix)
+	assert.Equal(t, 256, r.Redaction.MaxLength)
+
+	// The password never prints.
+	assert.NotContains(t, r.History.Redis.Password.String(), "s3cr3t")
+	out := confmap.New()
+	require.NoError(t, out.Marshal(cfg))
+	assert.NotContains(t, strings.Join(flatten(out.ToStringMap()), " "), "s3cr3t-redis-pass")
+	// The policy survives a marshal round trip.
+	back := createDefaultConfig().(*Config)
+	require.NoError(t, out.Unmarshal(back))
+	assert.Equal(t, policy, back.Recovery.Policy.Entries())
+}
+
+func flatten(m map[string]any) []string {
+	var out []string
+	for k, v := range m {
+		if x, ok := v.(map[string]any); ok {
+			out = append(out, flatten(x)...)
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s=%v", k, v))
+	}
+	return out
+}
+
+func TestRecoveryConfigDisabled(t *testing.T) {
+	cfg, err := loadRecoveryConfig(t, "recovery_disabled")
+	require.NoError(t, err)
+	assert.False(t, cfg.Recovery.Enabled)
+}
+
+func TestRecoveryConfigErrorsNameTheField(t *testing.T) {
+	for name, want := range map[string]string{
+		"recovery_bad_step":                `recovery.policy.external_fault.steps[1]: unknown kind "replann"`,
+		"recovery_unknown_failure_type":    "recovery.policy.externl_fault: unknown failure type",
+		"recovery_field_not_used":          `recovery.policy.timeout.target: not used by kind "replan"`,
+		"recovery_bad_endpoint":            `recovery.history.redis.endpoint "no-port-here"`,
+		"recovery_timeout_below_redis":     "recovery.timeout (50ms) must be greater than recovery.history.redis.timeout (100ms)",
+		"recovery_negative_ttl":            "recovery.history.ttl: must not be negative",
+		"recovery_bad_pattern":             "recovery.redaction.extra_patterns",
+		"recovery_empty_session_attribute": "recovery.session_attributes[1] must not be empty",
+		"recovery_unknown_strategy_field":  "max_atempts",
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := loadRecoveryConfig(t, name)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), want)
+		})
+	}
+}
+
+func TestRecoveryConfigSeveralErrorsEachPrefixed(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.Recovery.Policy = NewPolicyConfig(map[string]recovery.StrategyConfig{
+		"timeout":       {Kind: "nope"},
+		"loop_detected": {Kind: "replan", Target: "x"},
+	})
+	err := cfg.Validate()
+	require.Error(t, err)
+	lines := strings.Split(err.Error(), "\n")
+	require.Len(t, lines, 2, err.Error())
+	for _, l := range lines {
+		assert.True(t, strings.HasPrefix(l, "recovery.policy."), l)
+	}
+}
