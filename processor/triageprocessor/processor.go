@@ -165,6 +165,11 @@ func (p *triageProcessor) Start(context.Context, component.Host) error {
 	if p.stop != nil {
 		return nil
 	}
+	if p.recovery != nil && p.recovery.redis != "" {
+		// Redis is not dialled here: a collector must start (and decide,
+		// from memory) while Redis is down.
+		p.logger.Info("recovery history shared in Redis", zap.String("endpoint", p.recovery.redis))
+	}
 	p.stop = make(chan struct{})
 	p.tickerDone.Add(1)
 	wait := p.cfg.DecisionWait

@@ -49,14 +49,26 @@ func benchTrace(seq uint64, n int, failing bool) ptrace.Traces {
 // processor: buffer, trajectory.Build, classification, annotation, forward.
 // 10 % of the traces fail.
 func BenchmarkConsumeTraces(b *testing.B) {
-	for _, n := range []int{20, 200} {
-		b.Run(fmt.Sprintf("spans_per_trace=%d", n), func(b *testing.B) {
+	for _, rec := range []bool{true, false} {
+		for _, n := range []int{20, 200} {
+			benchConsume(b, n, rec)
+		}
+	}
+}
+
+// benchConsume runs one case; with rec the recovery engine (in-memory
+// history, default policy) decides each failed run and hears of each
+// successful one.
+func benchConsume(b *testing.B, n int, rec bool) {
+	{
+		b.Run(fmt.Sprintf("recovery=%v/spans_per_trace=%d", rec, n), func(b *testing.B) {
 			const variants = 10
 			batches := make([]ptrace.Traces, variants)
 			for i := range batches {
 				batches[i] = benchTrace(uint64(i), n, i == 0)
 			}
 			cfg := createDefaultConfig().(*Config)
+			cfg.Recovery.Enabled = rec
 			p, err := newTriageProcessor(processortest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
 			if err != nil {
 				b.Fatal(err)

@@ -106,7 +106,7 @@ func (r *recoverer) callContext(ctx context.Context) (context.Context, context.C
 // the engine could not decide (counted and logged).
 func (r *recoverer) decide(ctx context.Context, in recovery.Input, run *trajectory.Run, spans *spanIndex) []annotation {
 	in.SessionID = r.session(run, spans)
-	in.Service, in.Agent = run.Service, run.Agent
+	in.Service, in.Agent = run.Service, r.redactor.Text(run.Agent)
 	cctx, cancel := r.callContext(ctx)
 	d, err := r.engine.Decide(cctx, in)
 	cancel()
