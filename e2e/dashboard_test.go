@@ -43,8 +43,9 @@ const (
 	scrapeInterval  = time.Second
 
 	// What the template variables and Grafana's interval variables become.
-	// rateInterval spans both replays (seconds apart) so rates are non-zero.
-	rateInterval = "2m"
+	// rateInterval spans both replays (seconds apart) and stays longer than
+	// the whole test, so a rate is non-zero whenever a query is evaluated.
+	rateInterval = "10m"
 	wholeRange   = "1h"
 )
 
@@ -315,10 +316,12 @@ func evalPanelsUntilData(t *testing.T, col *collector, api string, targets []pan
 }
 
 // concreteSelection picks the service, agent and failure type with the most
-// failed runs among failure types that also have incidents and decisions.
+// failed runs at a tool (so the tools table has rows too) among failure
+// types that also have incidents and decisions: a selection for which every
+// panel should show something.
 func concreteSelection(t *testing.T, api string) map[string]string {
 	t.Helper()
-	q := `topk(1, sum by (service, agent, failure_type) (triage_failures_total)
+	q := `topk(1, sum by (service, agent, failure_type) (triage_failures_total{tool!=""})
 	        and on(failure_type) count by (failure_type) (triage_incidents_total)
 	        and on(failure_type) count by (failure_type) (triage_decisions_total))`
 	res, err := promVector(api, q)
@@ -327,7 +330,7 @@ func concreteSelection(t *testing.T, api string) map[string]string {
 		return nil
 	}
 	if len(res) == 0 {
-		t.Errorf("no failure type has failed runs, incidents and decisions: cannot check the dashboard with a concrete selection")
+		t.Errorf("no failure type has failed runs at a tool, incidents and decisions: cannot check the dashboard with a concrete selection")
 		return nil
 	}
 	m := res[0].Metric
