@@ -143,6 +143,11 @@ func TestDashboardQueriesReturnData(t *testing.T) {
 	}
 	t.Logf("webhook: %s", webhook.summary())
 
+	// The alert rules cannot be asked to fire here, but every series they
+	// read must exist under the name they use, or an alert would silently
+	// never fire.
+	checkAlertMetricsExist(t, api, filepath.Join(repo, "dashboards", "prometheus", "alerts.yaml"))
+
 	prom.stop(t)
 	col.stop(t)
 }
@@ -335,6 +340,55 @@ func concreteSelection(t *testing.T, api string) map[string]string {
 	}
 	m := res[0].Metric
 	return map[string]string{"service": m["service"], "agent": m["agent"], "failure_type": m["failure_type"]}
+}
+
+// onlyOnIncident are series the alerts read that exist only once the bad
+// thing happened at least once: the test's pipeline never makes it happen.
+var onlyOnIncident = map[string]string{
+	"otelcol_processor_triage_traces_evicted":       "counted only when the processor's buffer overflows",
+	"otelcol_connector_triage_cardinality_overflow": "counted only when a metric reaches max_cardinality",
+}
+
+var alertMetricName = regexp.MustCompile(`\b(?:triage|otelcol)_[a-z0-9_]+\b`)
+
+func checkAlertMetricsExist(t *testing.T, api, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "#") {
+			continue
+		}
+		for _, n := range alertMetricName.FindAllString(line, -1) {
+			names[n] = true
+		}
+	}
+	for n := range onlyOnIncident {
+		if !names[n] {
+			t.Errorf("onlyOnIncident lists %s, which %s does not use", n, path)
+		}
+	}
+	checked := 0
+	for n := range names {
+		if _, skip := onlyOnIncident[n]; skip {
+			continue
+		}
+		res, err := promVector(api, fmt.Sprintf(`count({__name__=%q})`, n))
+		switch {
+		case err != nil:
+			t.Errorf("alert series %s: %v", n, err)
+		case len(res) == 0:
+			t.Errorf("%s reads %s, which the collector does not expose", filepath.Base(path), n)
+		}
+		checked++
+	}
+	if checked == 0 {
+		t.Errorf("no metric name found in %s", path)
+	}
+	t.Logf("%d series used by the alert rules exist in Prometheus (%d exist only after an incident)", checked, len(onlyOnIncident))
 }
 
 // ---- Prometheus HTTP API ----
