@@ -214,6 +214,20 @@ func TestCollectorEndToEnd(t *testing.T) {
 	col.stop(t)
 }
 
+// TestExampleConfigValidates checks that the collector accepts
+// config.example.yaml (what `make run` starts it on), so the example cannot
+// drift from the components' configs. It is not started: its fixed ports
+// may be in use by a collector the user runs.
+func TestExampleConfigValidates(t *testing.T) {
+	repo := repoRoot(t)
+	otelcol := collectorBinary(t, repo)
+	cmd := exec.Command(otelcol, "validate", "--config", filepath.Join(repo, "config.example.yaml"))
+	cmd.Dir = t.TempDir()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s validate --config config.example.yaml: %v\n%s", filepath.Base(otelcol), err, tail(string(out), 4000))
+	}
+}
+
 // ---- locating things ----
 
 func repoRoot(t *testing.T) string {
