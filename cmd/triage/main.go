@@ -5,6 +5,7 @@
 //	triage classify [--constraint S]... [--explain] FILE...
 //	triage eval [--labels FILE]... [--corpus FILE]... [--verbose]
 //	triage replay [--endpoint URL] [--fresh-ids] FILE...
+//	triage sink [--listen HOST:PORT] [--secret S] [--tolerance D]
 package main
 
 import (
@@ -29,6 +30,9 @@ const usage = `usage:
       prints per-type precision/recall, misroutes, false failures and "N passed, N failed"
   triage replay [--endpoint URL] [--fresh-ids] FILE...
       POST OTLP/JSON files to <endpoint>/v1/traces (default http://localhost:4318)
+  triage sink [--listen HOST:PORT] [--secret S] [--tolerance D]
+      local webhook receiver for the recovery_webhook exporter (default localhost:9000):
+      verifies signatures, dedupes on webhook-id, prints each new decision as a JSON line
 `
 
 // Exit codes.
@@ -51,6 +55,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runEval(args[1:], stdout, stderr)
 	case "replay":
 		return runReplay(args[1:], stdout, stderr)
+	case "sink":
+		return runSink(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
