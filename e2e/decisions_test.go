@@ -165,10 +165,10 @@ func TestDecisionSessionWalksAndEscalates(t *testing.T) {
 	capture, failureType := singleFailedRun(t, triage, constraints, fixtures)
 	t.Logf("session walk on %s (%s)", capture, failureType)
 	policy := fmt.Sprintf(`%s:
-        kind: sequence
-        steps:
-          - {kind: backoff_and_retry, max_attempts: 2, base_delay: 1s}
-          - {kind: replan, max_attempts: 1}`, failureType)
+          kind: sequence
+          steps:
+            - {kind: backoff_and_retry, max_attempts: 2, base_delay: 1s}
+            - {kind: replan, max_attempts: 1}`, failureType)
 	// attempt -> action kind, delay, policy path fragment.
 	want := []struct {
 		kind   string
