@@ -618,7 +618,8 @@ func (p *promProcess) stop(t *testing.T) {
 
 // dashboardCollectorConfig: OTLP in, triage processor, triage connector to
 // the prometheus exporter (metrics) and to recovery_webhook (decisions),
-// the collector's own telemetry on a Prometheus endpoint.
+// the collector's own telemetry (default level, as users have it) on a
+// Prometheus endpoint.
 func dashboardCollectorConfig(otlpPort, promExpPort, telemetryPort int, webhookURL string) string {
 	return fmt.Sprintf(`receivers:
   otlp:
@@ -643,7 +644,6 @@ exporters:
 service:
   telemetry:
     metrics:
-      level: detailed
       readers:
         - pull:
             exporter:
