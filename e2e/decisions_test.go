@@ -29,6 +29,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/triage-otel/triage/recovery"
 )
 
@@ -188,7 +190,8 @@ func TestDecisionSessionWalksAndEscalates(t *testing.T) {
 		var cols []*collector
 		for i := range nCollectors {
 			port := freePorts(t, 1)[0]
-			cfg := decisionsConfig{otlpPort: port, webhookURL: hook.url(), secret: hook.secret, constraints: constraints, policy: policy, redis: redisAddr}
+			// With Redis, the decisions also go to its stream (recovery_stream).
+			cfg := decisionsConfig{otlpPort: port, webhookURL: hook.url(), secret: hook.secret, constraints: constraints, policy: policy, redis: redisAddr, stream: redisAddr}
 			p := filepath.Join(work, fmt.Sprintf("otelcol-%d.yaml", i))
 			writeFile(t, p, cfg.yaml())
 			col := startCollector(t, otelcol, p, filepath.Join(work, fmt.Sprintf("otelcol-%d.log", i)))
@@ -224,6 +227,9 @@ func TestDecisionSessionWalksAndEscalates(t *testing.T) {
 		}
 		for _, c := range cols {
 			c.stop(t)
+		}
+		if redisAddr != "" {
+			checkDecisionStream(t, redisAddr, hook.decisions())
 		}
 	}
 
@@ -383,6 +389,7 @@ type decisionsConfig struct {
 	redis       string // host:port of a shared history
 	storageDir  string // persistent sending queue in this directory
 	spansFile   string // forwarded spans written here
+	stream      string // host:port of a Redis receiving the decisions too
 }
 
 func (c decisionsConfig) yaml() string {
@@ -429,6 +436,11 @@ exporters:
 	if c.promPort != 0 {
 		fmt.Fprintf(&b, "  prometheus:\n    endpoint: 127.0.0.1:%d\n", c.promPort)
 	}
+	logExporters := "[recovery_webhook]"
+	if c.stream != "" {
+		fmt.Fprintf(&b, "  recovery_stream:\n    endpoint: %s\n    stream: %s\n", c.stream, decisionStream)
+		logExporters = "[recovery_webhook, recovery_stream]"
+	}
 	traceExporters := "[triage]"
 	if c.spansFile != "" {
 		fmt.Fprintf(&b, "  file:\n    path: %s\n    flush_interval: 100ms\n", c.spansFile)
@@ -448,8 +460,8 @@ exporters:
       exporters: %s
     logs:
       receivers: [triage]
-      exporters: [recovery_webhook]
-`, traceExporters)
+      exporters: %s
+`, traceExporters, logExporters)
 	if c.promPort != 0 {
 		b.WriteString("    metrics:\n      receivers: [triage]\n      exporters: [prometheus]\n")
 	}
@@ -900,6 +912,50 @@ func waitMetrics(t *testing.T, col *collector, url string, want map[string]float
 			t.Fatalf("metrics on %s did not reach %v after %s (last: %v, %v)", url, want, decisionsTimeout, got, err)
 		}
 		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// ---- the Redis stream ----
+
+const decisionStream = "triage:e2e:decisions"
+
+// checkDecisionStream: the stream holds exactly the decisions the webhook
+// received, each entry's decision_id matching its document, which
+// validates against the schema.
+func checkDecisionStream(t *testing.T, addr string, want []decisionDoc) {
+	t.Helper()
+	client := redis.NewClient(&redis.Options{Addr: addr})
+	defer client.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	entries, err := client.XRange(ctx, decisionStream, "-", "+").Result()
+	if err != nil {
+		t.Fatalf("XRANGE %s: %v", decisionStream, err)
+	}
+	wantIDs := map[string]bool{}
+	for _, d := range want {
+		wantIDs[d.DecisionID] = true
+	}
+	seen := map[string]bool{}
+	for _, e := range entries {
+		id, _ := e.Values["decision_id"].(string)
+		doc, _ := e.Values["decision"].(string)
+		if err := recovery.ValidateDecisionJSON([]byte(doc)); err != nil {
+			t.Errorf("stream entry %s: decision does not validate: %v\n%s", e.ID, err, doc)
+			continue
+		}
+		var d decisionDoc
+		_ = json.Unmarshal([]byte(doc), &d)
+		if d.DecisionID != id || !wantIDs[id] || seen[id] {
+			t.Errorf("stream entry %s: decision_id %q (document %q): not one of the webhook's decisions, or repeated", e.ID, id, d.DecisionID)
+		}
+		if e.Values["action"] != d.Action.Kind || e.Values["failure_type"] != d.FailureType {
+			t.Errorf("stream entry %s: routing fields %v do not match the document", e.ID, e.Values)
+		}
+		seen[id] = true
+	}
+	if len(seen) != len(wantIDs) {
+		t.Errorf("stream %s holds %d of the %d decisions the webhook received", decisionStream, len(seen), len(wantIDs))
 	}
 }
 
