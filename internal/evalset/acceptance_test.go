@@ -33,17 +33,43 @@ func TestAcceptanceCaptures(t *testing.T) {
 	if len(caps) == 0 {
 		t.Fatalf("%s holds no captures", labels)
 	}
+	seen := map[string]bool{}
 	for _, c := range caps {
 		t.Run(c.Name(), func(t *testing.T) {
 			it := ScoreCapture(c)
+			reason, gap := evidenceAbsent[c.CaptureFile]
+			seen[c.CaptureFile] = gap
 			switch {
 			case it.Kind == KindNotScorable:
 				t.Logf("not scorable: %s", it.Detail)
+			case gap && it.Pass:
+				t.Errorf("%s is now classified right (%s): remove it from evidenceAbsent", c.CaptureFile, it.Predicted)
+			case gap && (it.Kind == KindUnknown || it.Kind == KindMissed):
+				t.Logf("known gap, evidence absent from the spans (%s): want %s, got %s", reason, c.Label, it.Predicted)
 			case !it.Pass:
 				t.Errorf("%s: want %s, got %s (%s) %s", c.CaptureFile, c.Label, it.Predicted, it.Kind, it.Detail)
 			}
 		})
 	}
+	for f := range evidenceAbsent {
+		if _, ok := seen[f]; !ok {
+			t.Errorf("evidenceAbsent names %s, which labels.json does not hold", f)
+		}
+	}
+}
+
+// evidenceAbsent lists the captures whose failure cannot be told from their
+// spans, checked by hand against the spans (README, Evaluation). They may be
+// answered unknown or missed, never misrouted: a misroute or a false failure
+// still fails the test, and so does a capture that becomes right (so the list
+// only shrinks). This is an expectation list for the test, not input to the
+// classifier, which never sees capture names.
+var evidenceAbsent = map[string]string{
+	"openai-otel/constraint_leak.json":      "the model's answer is only in the .logs.json log events, no span carries output text",
+	"mcp-openllmetry/llm_503.json":          "the failing chat span and the root were never ended; only MCP initialize/tools/list/session spans remain, none with an error",
+	"mcp-openllmetry/llm_429.json":          "the failing chat span and the root were never ended; only MCP initialize/tools/list/session spans remain, none with an error",
+	"mcp-openllmetry/llm_timeout.json":      "the failing chat span and the root were never ended; only MCP initialize/tools/list/session spans remain, none with an error",
+	"mcp-openllmetry/context_overflow.json": "the chat span that got the 400 context-length error and the root were never ended; the spans end after a successful tool call",
 }
 
 // Every corpus entry is classified as its labelled type or unknown, never
