@@ -63,6 +63,7 @@ COLLECTOR_SRC := $(shell find . -name '*.go' -not -name '*_test.go' \
 collector: $(COLLECTOR)
 
 $(COLLECTOR): builder-config.yaml go.mod go.sum $(COLLECTOR_SRC)
+	@mkdir -p $(BUILD_DIR)
 	$(GO) run $(OCB) --config builder-config.yaml
 	@touch $@
 
