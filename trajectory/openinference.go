@@ -2,7 +2,8 @@ package trajectory
 
 import (
 	"encoding/json"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -58,6 +59,26 @@ func (f flatMsgs) at(i int) *flatMsg {
 	return m
 }
 
+// setField applies the message fields both flattened conventions name
+// alike; it reports whether field was one of them.
+func (m *flatMsg) setField(field string, v pcommon.Value) bool {
+	switch field {
+	case "role":
+		m.role = v.AsString()
+	case "content":
+		m.content = v.AsString()
+	case "name":
+		m.name = v.AsString()
+	case "tool_call_id":
+		m.callID = v.AsString()
+	case "finish_reason":
+		m.finish = v.AsString()
+	default:
+		return false
+	}
+	return true
+}
+
 func (m *flatMsg) call(i int) *ToolCall {
 	if m.calls == nil {
 		m.calls = make(map[int]*ToolCall)
@@ -75,34 +96,20 @@ func (f flatMsgs) messages() []message {
 	if len(f) == 0 {
 		return nil
 	}
-	idx := make([]int, 0, len(f))
-	for i := range f {
-		idx = append(idx, i)
-	}
-	sort.Ints(idx)
+	idx := slices.Sorted(maps.Keys(f))
 	out := make([]message, 0, len(idx))
 	for _, i := range idx {
 		fm := f[i]
 		m := message{Role: strings.ToLower(fm.role), Text: fm.content, FinishReason: fm.finish}
 		if m.Text == "" && len(fm.texts) > 0 {
-			ks := make([]int, 0, len(fm.texts))
-			for k := range fm.texts {
-				ks = append(ks, k)
-			}
-			sort.Ints(ks)
 			var b strings.Builder
-			for _, k := range ks {
+			for _, k := range slices.Sorted(maps.Keys(fm.texts)) {
 				appendText(&b, fm.texts[k])
 			}
 			m.Text = b.String()
 		}
 		if len(fm.calls) > 0 {
-			ks := make([]int, 0, len(fm.calls))
-			for k := range fm.calls {
-				ks = append(ks, k)
-			}
-			sort.Ints(ks)
-			for _, k := range ks {
+			for _, k := range slices.Sorted(maps.Keys(fm.calls)) {
 				m.Calls = append(m.Calls, *fm.calls[k])
 			}
 		}
@@ -126,21 +133,7 @@ func oiMessage(msgs flatMsgs, rest string, v pcommon.Value) {
 		return
 	}
 	m := msgs.at(n)
-	switch rest {
-	case "role":
-		m.role = v.AsString()
-		return
-	case "content":
-		m.content = v.AsString()
-		return
-	case "name":
-		m.name = v.AsString()
-		return
-	case "tool_call_id":
-		m.callID = v.AsString()
-		return
-	case "finish_reason":
-		m.finish = v.AsString()
+	if m.setField(rest, v) {
 		return
 	}
 	if r, ok := strings.CutPrefix(rest, "tool_calls."); ok {
@@ -206,12 +199,7 @@ func oiFill(c *spanCtx, st *Step) {
 		return true
 	})
 	if len(st.Offered) == 0 && len(tools) > 0 {
-		idx := make([]int, 0, len(tools))
-		for i := range tools {
-			idx = append(idx, i)
-		}
-		sort.Ints(idx)
-		for _, i := range idx {
+		for _, i := range slices.Sorted(maps.Keys(tools)) {
 			st.Offered = append(st.Offered, c.toolDefs(tools[i])...)
 		}
 	}

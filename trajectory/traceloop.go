@@ -2,7 +2,8 @@ package trajectory
 
 import (
 	"encoding/json"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -108,12 +109,7 @@ func tlFill(c *spanCtx, st *Step) {
 		return true
 	})
 	if len(st.Offered) == 0 && len(funcs) > 0 {
-		idx := make([]int, 0, len(funcs))
-		for i := range funcs {
-			idx = append(idx, i)
-		}
-		sort.Ints(idx)
-		for _, i := range idx {
+		for _, i := range slices.Sorted(maps.Keys(funcs)) {
 			if funcs[i].Name != "" {
 				st.Offered = append(st.Offered, *funcs[i])
 			}
@@ -131,22 +127,10 @@ func tlMessage(msgs flatMsgs, rest string, v pcommon.Value) {
 		return
 	}
 	m := msgs.at(n)
+	if m.setField(field, v) {
+		return
+	}
 	switch field {
-	case "role":
-		m.role = v.AsString()
-		return
-	case "content":
-		m.content = v.AsString()
-		return
-	case "name":
-		m.name = v.AsString()
-		return
-	case "tool_call_id":
-		m.callID = v.AsString()
-		return
-	case "finish_reason":
-		m.finish = v.AsString()
-		return
 	case "function_call.name":
 		m.call(0).Name = v.AsString()
 		return
