@@ -12,6 +12,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/triage-otel/triage/trajectory"
 )
 
 // toolDefinitions is what an agent framework records on its first chat span
@@ -181,16 +183,7 @@ func (c *Corpus) Next() ptrace.Traces {
 	var tid pcommon.TraceID
 	binary.BigEndian.PutUint64(tid[:8], c.rnd.Uint64())
 	binary.BigEndian.PutUint64(tid[8:], c.next)
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		sss := rss.At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				spans.At(k).SetTraceID(tid)
-			}
-		}
-	}
+	trajectory.ForEachSpan(td, func(span ptrace.Span) { span.SetTraceID(tid) })
 	return td
 }
 

@@ -25,6 +25,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/triage-otel/triage/trajectory"
 )
 
 // The dashboard end-to-end test: the ocb-built collector (triage processor →
@@ -684,7 +686,7 @@ func freshTraceCopies(t *testing.T, fixtures []string, dir string) []string {
 			t.Fatalf("%s: %v", f, err)
 		}
 		ids := map[pcommon.TraceID]pcommon.TraceID{}
-		forEachSpan(td, func(s ptrace.Span) {
+		trajectory.ForEachSpan(td, func(s ptrace.Span) {
 			id, ok := ids[s.TraceID()]
 			if !ok {
 				if _, err := rand.Read(id[:]); err != nil {

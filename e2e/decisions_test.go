@@ -32,6 +32,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/triage-otel/triage/recovery"
+	"github.com/triage-otel/triage/trajectory"
 )
 
 // The recovery-decision end-to-end tests (issue 4): the ocb-built collector
@@ -494,7 +495,7 @@ func sessionCopies(t *testing.T, fixtures []string, dir string, session func(fil
 			t.Fatalf("%s: %v", f, err)
 		}
 		ids := map[pcommon.TraceID]pcommon.TraceID{}
-		forEachSpan(td, func(s ptrace.Span) {
+		trajectory.ForEachSpan(td, func(s ptrace.Span) {
 			id, ok := ids[s.TraceID()]
 			if !ok {
 				if _, err := rand.Read(id[:]); err != nil {

@@ -23,6 +23,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/triage-otel/triage/trajectory"
 )
 
 const (
@@ -413,7 +415,7 @@ func writeRootlessFixture(t *testing.T, fixtures []string, path string) rootless
 			t.Fatalf("%s: %v", f, err)
 		}
 		roots, children, traces := 0, 0, map[pcommon.TraceID]bool{}
-		forEachSpan(td, func(s ptrace.Span) {
+		trajectory.ForEachSpan(td, func(s ptrace.Span) {
 			traces[s.TraceID()] = true
 			if s.ParentSpanID().IsEmpty() {
 				roots++
@@ -664,7 +666,7 @@ func readAnnotatedSpans(t *testing.T, path string) map[string]exportedSpan {
 			}
 			t.Fatalf("%s line %d is not an OTLP/JSON traces request: %v", path, i+1, err)
 		}
-		forEachSpan(td, func(s ptrace.Span) {
+		trajectory.ForEachSpan(td, func(s ptrace.Span) {
 			spans[spanKey(s.TraceID().String(), s.SpanID().String())] = exportedSpan{
 				spanID:   s.SpanID().String(),
 				parentID: s.ParentSpanID().String(),
@@ -729,19 +731,6 @@ func attrString(m pcommon.Map, key string) string {
 
 func spanKey(traceID, spanID string) string {
 	return strings.ToLower(traceID) + "/" + strings.ToLower(spanID)
-}
-
-func forEachSpan(td ptrace.Traces, f func(ptrace.Span)) {
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		sss := rss.At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				f(spans.At(k))
-			}
-		}
-	}
 }
 
 func run(t *testing.T, timeout time.Duration, name string, args ...string) []byte {

@@ -371,7 +371,7 @@ func (r *recorder) handler(status int, reply string) http.HandlerFunc {
 
 func spanTraceIDs(td ptrace.Traces) []pcommon.TraceID {
 	var ids []pcommon.TraceID
-	forEachSpan(td, func(s ptrace.Span) { ids = append(ids, s.TraceID()) })
+	trajectory.ForEachSpan(td, func(s ptrace.Span) { ids = append(ids, s.TraceID()) })
 	return ids
 }
 

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/triage-otel/triage/internal/evalset"
+	"github.com/triage-otel/triage/trajectory"
 )
 
 func runReplay(args []string, stdout, stderr io.Writer) int {
@@ -127,10 +128,10 @@ func freshTraceIDs(td ptrace.Traces) error {
 		ids[old] = n
 		return n
 	}
-	forEachSpan(td, func(span ptrace.Span) { span.SetTraceID(remap(span.TraceID())) })
+	trajectory.ForEachSpan(td, func(span ptrace.Span) { span.SetTraceID(remap(span.TraceID())) })
 	// Links into this file's traces follow them; links pointing outside
 	// the capture keep their ID.
-	forEachSpan(td, func(span ptrace.Span) {
+	trajectory.ForEachSpan(td, func(span ptrace.Span) {
 		links := span.Links()
 		for l := 0; l < links.Len(); l++ {
 			if n, ok := ids[links.At(l).TraceID()]; ok {
@@ -139,19 +140,6 @@ func freshTraceIDs(td ptrace.Traces) error {
 		}
 	})
 	return rerr
-}
-
-func forEachSpan(td ptrace.Traces, fn func(ptrace.Span)) {
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		sss := rss.At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				fn(spans.At(k))
-			}
-		}
-	}
 }
 
 // partialSuccess reads the rejected span count of an OTLP/JSON export

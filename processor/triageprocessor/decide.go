@@ -116,17 +116,9 @@ func (d *decision) annotateAll(td ptrace.Traces) {
 	if len(d.incident) == 0 && len(d.root) == 0 && len(d.lateRoot) == 0 {
 		return
 	}
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		sss := rss.At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				span := spans.At(k)
-				d.annotate(span, span.ParentSpanID().IsEmpty())
-			}
-		}
-	}
+	trajectory.ForEachSpan(td, func(span ptrace.Span) {
+		d.annotate(span, span.ParentSpanID().IsEmpty())
+	})
 }
 
 // decide classifies the runs of a trace that left the buffer and
@@ -202,16 +194,9 @@ func (p *triageProcessor) decide(ctx context.Context, h *heldTrace) (d *decision
 // parentsOf maps each span ID of td to its parent span ID.
 func parentsOf(td ptrace.Traces) map[pcommon.SpanID]pcommon.SpanID {
 	out := make(map[pcommon.SpanID]pcommon.SpanID, td.SpanCount())
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		sss := rss.At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				out[spans.At(k).SpanID()] = spans.At(k).ParentSpanID()
-			}
-		}
-	}
+	trajectory.ForEachSpan(td, func(span ptrace.Span) {
+		out[span.SpanID()] = span.ParentSpanID()
+	})
 	return out
 }
 
