@@ -270,25 +270,28 @@ var textRules = []textRule{
 	},
 }
 
-func checkHTTPText(m []string, _ string) (finding, bool) {
+// matchedCode is the numeric code a rule's pattern captured in its first
+// group or, when the pattern's other alternative matched, its second.
+func matchedCode(m []string) (int, bool) {
 	code := m[1]
 	if code == "" {
 		code = m[2]
 	}
 	n, err := strconv.Atoi(code)
-	if err != nil {
+	return n, err == nil
+}
+
+func checkHTTPText(m []string, _ string) (finding, bool) {
+	n, ok := matchedCode(m)
+	if !ok {
 		return finding{}, false
 	}
 	return fromHTTPStatus(n)
 }
 
 func checkJSONRPCText(m []string, text string) (finding, bool) {
-	code := m[1]
-	if code == "" {
-		code = m[2]
-	}
-	n, err := strconv.Atoi(code)
-	if err != nil {
+	n, ok := matchedCode(m)
+	if !ok {
 		return finding{}, false
 	}
 	return fromJSONRPC(n, text)
