@@ -103,7 +103,7 @@ func TestDashboardQueriesReturnData(t *testing.T) {
 
 	// Pass 2: the same captures under fresh trace IDs (the processor and the
 	// connector would otherwise treat them as already decided).
-	copies := freshTraceCopies(t, fixtures, filepath.Join(work, "pass2"))
+	copies := freshTraceCopies(t, fixtures, filepath.Join(work, "pass2"), nil)
 	run(t, 2*time.Minute, triage, append([]string{"replay", "--endpoint", endpoint}, copies...)...)
 	second := waitForValue(t, col, api, "sum(triage_runs_total)", func(v float64) bool { return v >= 2*first })
 	t.Logf("pass 2: %v runs counted in Prometheus", second)
@@ -669,8 +669,9 @@ service:
 // ---- inputs ----
 
 // freshTraceCopies writes a copy of each capture with every trace ID
-// replaced by a new random one (consistently within the file).
-func freshTraceCopies(t *testing.T, fixtures []string, dir string) []string {
+// replaced by a new random one (consistently within the file); edit, when
+// set, may change each span further (file: the capture's index).
+func freshTraceCopies(t *testing.T, fixtures []string, dir string, edit func(file int, s ptrace.Span)) []string {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -695,12 +696,15 @@ func freshTraceCopies(t *testing.T, fixtures []string, dir string) []string {
 				ids[s.TraceID()] = id
 			}
 			s.SetTraceID(id)
+			if edit != nil {
+				edit(i, s)
+			}
 		})
 		enc, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := filepath.Join(dir, fmt.Sprintf("%03d-%s", i, filepath.Base(f)))
+		p := filepath.Join(dir, fmt.Sprintf("%03d-%s-%s", i, filepath.Base(filepath.Dir(f)), filepath.Base(f)))
 		writeFile(t, p, string(enc))
 		out = append(out, p)
 	}

@@ -32,7 +32,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/triage-otel/triage/recovery"
-	"github.com/triage-otel/triage/trajectory"
 )
 
 // The recovery-decision end-to-end tests (issue 4): the ocb-built collector
@@ -481,43 +480,12 @@ func perTraceSession(file int, trace string) string {
 // edit, when set, may change each span further.
 func sessionCopies(t *testing.T, fixtures []string, dir string, session func(file int, trace string) string, edit func(ptrace.Span)) []string {
 	t.Helper()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for i, f := range fixtures {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
+	return freshTraceCopies(t, fixtures, dir, func(file int, s ptrace.Span) {
+		s.Attributes().PutStr(sessionAttr, session(file, s.TraceID().String()))
+		if edit != nil {
+			edit(s)
 		}
-		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(b)
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		ids := map[pcommon.TraceID]pcommon.TraceID{}
-		trajectory.ForEachSpan(td, func(s ptrace.Span) {
-			id, ok := ids[s.TraceID()]
-			if !ok {
-				if _, err := rand.Read(id[:]); err != nil {
-					t.Fatal(err)
-				}
-				ids[s.TraceID()] = id
-			}
-			s.SetTraceID(id)
-			s.Attributes().PutStr(sessionAttr, session(i, id.String()))
-			if edit != nil {
-				edit(s)
-			}
-		})
-		enc, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := filepath.Join(dir, fmt.Sprintf("%03d-%s-%s", i, filepath.Base(filepath.Dir(f)), filepath.Base(f)))
-		writeFile(t, p, string(enc))
-		out = append(out, p)
-	}
-	return out
+	})
 }
 
 // plantInToolArguments adds an "api_key" field to every tool-argument
