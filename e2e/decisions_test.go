@@ -31,6 +31,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/triage-otel/triage/internal/redistest"
 	"github.com/triage-otel/triage/recovery"
 )
 
@@ -949,13 +950,7 @@ func waitLog(t *testing.T, col *collector, substr string, timeout time.Duration)
 // skipped, unless TRIAGE_REQUIRE_REDIS=1 (CI), where it fails.
 func startRedisServer(t *testing.T, work string) string {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("TRIAGE_REQUIRE_REDIS") == "1" {
-			t.Fatal("redis-server not found and TRIAGE_REQUIRE_REDIS=1")
-		}
-		t.Skip("redis-server not found (set TRIAGE_REQUIRE_REDIS=1 to make this a failure)")
-	}
+	bin := redistest.Binary(t)
 	port := freePorts(t, 1)[0]
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	logf, err := os.Create(filepath.Join(work, fmt.Sprintf("redis-%d.log", port)))

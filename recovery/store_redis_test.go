@@ -4,13 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/triage-otel/triage/internal/redistest"
 )
 
 // redisServer is a redis-server started by the test, on a free port, with
@@ -34,13 +35,7 @@ func freePort(t testing.TB) int {
 // unless TRIAGE_REQUIRE_REDIS=1 (CI), where it fails.
 func startRedis(t testing.TB) *redisServer {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("TRIAGE_REQUIRE_REDIS") == "1" {
-			t.Fatal("redis-server not found and TRIAGE_REQUIRE_REDIS=1")
-		}
-		t.Skip("redis-server not found (set TRIAGE_REQUIRE_REDIS=1 to make this a failure)")
-	}
+	bin := redistest.Binary(t)
 	s := &redisServer{addr: fmt.Sprintf("127.0.0.1:%d", freePort(t))}
 	s.start(t, bin)
 	return s

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"strconv"
 	"sync"
@@ -28,6 +27,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/triage-otel/triage/exporter/recoverystreamexporter/internal/metadatatest"
+	"github.com/triage-otel/triage/internal/redistest"
 )
 
 // redisServer is a real redis-server process owned by one test.
@@ -55,20 +55,6 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// requireRedisBinary skips the test when redis-server is not installed,
-// unless TRIAGE_REQUIRE_REDIS=1 (CI installs it and sets that).
-func requireRedisBinary(t *testing.T) string {
-	t.Helper()
-	path, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("TRIAGE_REQUIRE_REDIS") == "1" {
-			t.Fatalf("redis-server not found and TRIAGE_REQUIRE_REDIS=1: %v", err)
-		}
-		t.Skip("redis-server not installed (apt-get install -y redis-server); set TRIAGE_REQUIRE_REDIS=1 to fail instead")
-	}
-	return path
-}
-
 func freeAddr(t *testing.T) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -82,7 +68,7 @@ func freeAddr(t *testing.T) string {
 // persistence, and waits until it answers PING.
 func startRedis(t *testing.T, addr string, extraArgs ...string) *redisServer {
 	t.Helper()
-	path := requireRedisBinary(t)
+	path := redistest.Binary(t)
 	if addr == "" {
 		addr = freeAddr(t)
 	}
@@ -285,7 +271,7 @@ func TestMaxLenTrimsTheStream(t *testing.T) {
 }
 
 func TestRedisDownThenBackDeliversEachDecisionOnce(t *testing.T) {
-	requireRedisBinary(t)
+	redistest.Binary(t)
 	addr := freeAddr(t)
 	h := startExporter(t, testConfig(addr, "triage:outage"))
 	require.NoError(t, h.exp.ConsumeLogs(context.Background(), decisionLogs("dec-x", "dec-y")))

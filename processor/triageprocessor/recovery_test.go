@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"net"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -20,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/triage-otel/triage/classifier"
+	"github.com/triage-otel/triage/internal/redistest"
 	"github.com/triage-otel/triage/recovery"
 	"github.com/triage-otel/triage/trajectory"
 )
@@ -388,13 +388,7 @@ func freePort(t *testing.T) int {
 // where it fails.
 func startRedis(t *testing.T) string {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("TRIAGE_REQUIRE_REDIS") == "1" {
-			t.Fatal("redis-server not found and TRIAGE_REQUIRE_REDIS=1")
-		}
-		t.Skip("redis-server not found (set TRIAGE_REQUIRE_REDIS=1 to make this a failure)")
-	}
+	bin := redistest.Binary(t)
 	port := freePort(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	cmd := exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
