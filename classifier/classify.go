@@ -92,6 +92,11 @@ func (c *Classifier) classify(run *trajectory.Run, extra []Incident) Verdict {
 	if run == nil {
 		return Verdict{Outcome: OutcomeOK}
 	}
+	return c.incidents(run, extra).verdict()
+}
+
+// incidents finds the incidents of run and whether each was recovered.
+func (c *Classifier) incidents(run *trajectory.Run, extra []Incident) *classification {
 	cl := &classification{c: c, run: run, steps: run.Steps, schemas: c.schemas}
 	cl.collectCalls()
 	cl.callIncidents()
@@ -102,7 +107,7 @@ func (c *Classifier) classify(run *trajectory.Run, extra []Incident) Verdict {
 	cl.terminalIncidents(loop, hasLoop)
 	cl.extraIncidents(extra)
 	cl.recovery()
-	return cl.verdict()
+	return cl
 }
 
 // collectCalls links requested calls, tool steps and fed-back results.
@@ -264,7 +269,7 @@ func (cl *classification) resultHeadFailure(content string) bool {
 		return false
 	}
 	f, ok := cl.memo.classifyText(head)
-	if !ok {
+	if !ok || lateReasonRules[f.Rule] {
 		return false
 	}
 	if weakErrorPrefix.MatchString(head) {
@@ -740,6 +745,35 @@ func (cl *classification) recovery() {
 	}
 }
 
+// terminal is the index of the incident a failed run's verdict rests on
+// (the incidents sorted by position): the first loop, else the last
+// unrecovered incident with a definite class, else the last unrecovered
+// one; -1 when every incident was recovered.
+func (cl *classification) terminal() int {
+	loopIx, definiteIx, anyIx := -1, -1, -1
+	for i := range cl.inc {
+		in := &cl.inc[i]
+		if in.Recovered {
+			continue
+		}
+		anyIx = i
+		if in.FailureType == LoopDetected && loopIx < 0 {
+			loopIx = i
+		}
+		f := finding{Type: in.FailureType, Reason: in.Reason}
+		if f.definite() {
+			definiteIx = i
+		}
+	}
+	switch {
+	case loopIx >= 0:
+		return loopIx
+	case definiteIx >= 0:
+		return definiteIx
+	}
+	return anyIx
+}
+
 func (cl *classification) cleanOutputAfter(pos int) bool {
 	for i := pos + 1; i < len(cl.steps); i++ {
 		s := &cl.steps[i]
@@ -759,32 +793,13 @@ func (cl *classification) verdict() Verdict {
 		return v
 	}
 	v.Incidents = make([]Incident, len(cl.inc))
-	var loopIx, definiteIx, anyIx = -1, -1, -1
 	for i := range cl.inc {
-		in := &cl.inc[i]
-		v.Incidents[i] = in.Incident
-		if in.Recovered {
-			continue
-		}
-		anyIx = i
-		if in.FailureType == LoopDetected && loopIx < 0 {
-			loopIx = i
-		}
-		f := finding{Type: in.FailureType, Reason: in.Reason}
-		if f.definite() {
-			definiteIx = i
-		}
+		v.Incidents[i] = cl.inc[i].Incident
 	}
-	if anyIx < 0 {
+	pick := cl.terminal()
+	if pick < 0 {
 		v.Outcome = OutcomeRecovered
 		return v
-	}
-	pick := anyIx
-	switch {
-	case loopIx >= 0:
-		pick = loopIx
-	case definiteIx >= 0:
-		pick = definiteIx
 	}
 	t := &cl.inc[pick]
 	v.Outcome = OutcomeFailed

@@ -205,6 +205,9 @@ func fromExceptionType(name string) (f finding, weak, ok bool) {
 			return finding{Type: fam.typ}, false, true
 		}
 	}
+	if reason, ok := notRetryableName(n); ok {
+		return finding{Type: Unknown, Reason: reason}, true, true
+	}
 	if excConnection.match(n) {
 		return finding{Type: Unknown, Reason: ReasonConnection}, true, true
 	}
@@ -329,6 +332,10 @@ func classifyCodes(ev *evidence, m *memo) (f finding, hint *finding, ok bool) {
 		if f, ok := fromHTTPStatus(ev.httpStatus); ok {
 			return f.with(SignalHTTPStatus, "", confHTTP), nil, true
 		}
+		if f, ok := notRetryableStatus(ev.httpStatus); ok {
+			h := f.with(SignalHTTPStatus, "", confHTTP)
+			hint = &h
+		}
 	}
 	if ev.hasJSONRPC {
 		if f, ok := fromJSONRPC(ev.jsonrpcCode, joined); ok {
@@ -342,6 +349,10 @@ func classifyCodes(ev *evidence, m *memo) (f finding, hint *finding, ok bool) {
 		if f, ok := codeString(e.Code, joined); ok {
 			return f, nil, true
 		}
+		if f, ok := notRetryableCode(e.Code); ok && hint == nil {
+			h := f.with(SignalProviderCode, "", confProviderCode)
+			hint = &h
+		}
 	}
 	for _, e := range ev.errors {
 		if e.Type == "" {
@@ -351,6 +362,13 @@ func classifyCodes(ev *evidence, m *memo) (f finding, hint *finding, ok bool) {
 		// code such as rate_limit_exceeded.
 		if f, ok := codeString(e.Type, joined); ok {
 			return f, nil, true
+		}
+		if f, ok := notRetryableCode(e.Type); ok {
+			if hint == nil {
+				h := f.with(SignalProviderCode, "", confProviderCode)
+				hint = &h
+			}
+			continue
 		}
 		ef, weak, ok := m.exceptionType(e.Type)
 		if !ok {

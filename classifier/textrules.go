@@ -145,7 +145,9 @@ func rx(s string) *regexp.Regexp { return regexp.MustCompile(s) }
 // A tool or function name as it appears in messages: quoted or bare.
 const toolIdent = `(?:['"\x60][^'"\x60\n]{1,80}['"\x60]|[\w.:/\-]+)`
 
-var textRules = []textRule{
+// textRules are the typed rules and the not-retryable families of
+// notretryable.go, which come last so they never change a typed answer.
+var textRules = append([]textRule{
 	{
 		name: "auth",
 		keys: []string{"api key", "api_key", "apikey", "api-key", "authori", "authenticat", "permission", "access denied", "access_denied", "forbidden", "credential", "token", "iam role", "access to", "insufficient"}, typ: Unknown, reason: ReasonAuth, conf: confTextRule,
@@ -268,7 +270,7 @@ var textRules = []textRule{
 		re:    rx(`\b(UNAVAILABLE|DEADLINE_EXCEEDED|RESOURCE_EXHAUSTED|INVALID_ARGUMENT|UNAUTHENTICATED|PERMISSION_DENIED)\b`),
 		check: checkGRPC,
 	},
-}
+}, notRetryableRules...)
 
 // matchedCode is the numeric code a rule's pattern captured in its first
 // group or, when the pattern's other alternative matched, its second.
