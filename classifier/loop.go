@@ -80,51 +80,144 @@ type loopResult struct {
 }
 
 // detectLoop finds the same tool called with equal canonical arguments at
-// least threshold times within window consecutive calls. A call that
-// repeats the previous call right after it failed is a retry, not a loop
-// step, and is not counted. With similarity > 0, consecutive calls of the
-// same tool whose arguments are at least that similar also count as equal.
-// Cost is linear in the number of calls: a sliding window of counts, and
-// similarity compares each call only with its predecessor.
+// least threshold times within window consecutive calls (see loopDetector).
+// Cost is linear in the number of calls.
 func detectLoop(calls []loopCall, threshold, window int, similarity float64) (loopResult, bool) {
 	if threshold < 2 || window < threshold || len(calls) < threshold {
 		return loopResult{}, false
 	}
-	type key struct {
-		name   string
-		digest [sha256.Size]byte
-	}
-	counts := make(map[key]int)
-	counted := make([]bool, len(calls))
-	simRun := 0 // length of the current run of similar consecutive calls
+	d := newLoopDetector(threshold, window, similarity)
 	for i := range calls {
-		c := &calls[i]
-		retry := i > 0 && calls[i-1].failed && calls[i-1].name == c.name && calls[i-1].digest == c.digest
-		if i >= window && counted[i-window] {
-			old := &calls[i-window]
-			counts[key{old.name, old.digest}]--
+		if r, ok := d.add(calls[i]); ok {
+			return r, true
 		}
-		if !retry && c.name != "" {
-			k := key{c.name, c.digest}
-			counts[k]++
-			counted[i] = true
-			if counts[k] >= threshold {
-				return loopResult{tool: c.name, count: counts[k], lastIx: c.callIx, lastPos: c.pos}, true
-			}
-		}
-		if similarity > 0 && similarity <= 1 {
-			if i > 0 && !retry && c.name != "" && calls[i-1].name == c.name && argSimilarity(calls[i-1].prefix, c.prefix) >= similarity {
-				simRun++
-			} else {
-				simRun = 1
-			}
-			if simRun >= threshold {
-				return loopResult{tool: c.name, count: simRun, lastIx: c.callIx, lastPos: c.pos}, true
-			}
+		if calls[i].failed {
+			d.lastFailed()
 		}
 	}
 	return loopResult{}, false
 }
+
+// loopKey identifies equal calls.
+type loopKey struct {
+	name   string
+	digest [sha256.Size]byte
+}
+
+// loopSlot is one call of the window.
+type loopSlot struct {
+	key     loopKey
+	counted bool
+}
+
+// loopDetector is the loop rule over a stream of tool calls in run order:
+// the same tool called with equal canonical arguments at least threshold
+// times within window consecutive calls is a loop. A call that repeats the
+// previous call right after it failed is a retry, not a loop step, and is
+// not counted. With similarity > 0, consecutive calls of the same tool whose
+// arguments are at least that similar also count as equal. State is
+// bounded by window: a ring of the last window calls and their counts;
+// similarity compares each call only with its predecessor.
+type loopDetector struct {
+	threshold, window int
+	similarity        float64
+	counts            map[loopKey]int
+	ring              []loopSlot
+	n                 int // calls added
+	prev              loopCall
+	prevFailed        bool
+	simRun            int // length of the current run of similar consecutive calls
+}
+
+func newLoopDetector(threshold, window int, similarity float64) *loopDetector {
+	return &loopDetector{threshold: threshold, window: window, similarity: similarity,
+		counts: make(map[loopKey]int), ring: make([]loopSlot, max(window, 1))}
+}
+
+// lastFailed marks the most recently added call as failed (its failure may
+// become known after it was added, e.g. from the result fed back to the
+// model).
+func (d *loopDetector) lastFailed() { d.prevFailed = true }
+
+// add appends the next call and reports the loop it completes, if any.
+func (d *loopDetector) add(c loopCall) (loopResult, bool) {
+	if d.threshold < 2 || d.window < d.threshold {
+		return loopResult{}, false
+	}
+	i := d.n
+	retry := i > 0 && d.prevFailed && d.prev.name == c.name && d.prev.digest == c.digest
+	slot := &d.ring[i%d.window]
+	if i >= d.window && slot.counted {
+		d.counts[slot.key]--
+		if d.counts[slot.key] <= 0 {
+			delete(d.counts, slot.key)
+		}
+	}
+	*slot = loopSlot{}
+	var res loopResult
+	found := false
+	if !retry && c.name != "" {
+		k := loopKey{c.name, c.digest}
+		d.counts[k]++
+		*slot = loopSlot{key: k, counted: true}
+		if n := d.counts[k]; n >= d.threshold {
+			res, found = loopResult{tool: c.name, count: n, lastIx: c.callIx, lastPos: c.pos}, true
+		}
+	}
+	if !found && d.similarity > 0 && d.similarity <= 1 {
+		if i > 0 && !retry && c.name != "" && d.prev.name == c.name && argSimilarity(d.prev.prefix, c.prefix) >= d.similarity {
+			d.simRun++
+		} else {
+			d.simRun = 1
+		}
+		if d.simRun >= d.threshold {
+			res, found = loopResult{tool: c.name, count: d.simRun, lastIx: c.callIx, lastPos: c.pos}, true
+		}
+	}
+	d.prev, d.prevFailed = c, c.failed
+	d.n++
+	return res, found
+}
+
+// LoopDetector applies the classifier's loop rule (its LoopThreshold,
+// LoopWindow and LoopSimilarity) to tool calls as they happen, for callers
+// that see a run while it is still going. Classify applies the same rule
+// to the whole run: fed the calls of a run in order, a LoopDetector finds
+// the loop at the same call. Not safe for concurrent use.
+type LoopDetector struct {
+	d *loopDetector
+	n int
+}
+
+// Loop is a loop a LoopDetector found.
+type Loop struct {
+	Tool  string
+	Count int // equal (or similar) calls in the window
+}
+
+// NewLoopDetector returns a LoopDetector with the classifier's loop
+// settings.
+func (c *Classifier) NewLoopDetector() *LoopDetector {
+	return &LoopDetector{d: newLoopDetector(c.opts.LoopThreshold, c.opts.LoopWindow, c.opts.LoopSimilarity)}
+}
+
+// Add appends the next tool call of the run (failed: already known to have
+// failed) and reports whether it completes a loop.
+func (l *LoopDetector) Add(tool, arguments string, failed bool) (Loop, bool) {
+	r, ok := l.d.add(newLoopCall(tool, arguments, false, l.n, l.n))
+	if failed {
+		l.d.lastFailed()
+	}
+	l.n++
+	if !ok {
+		return Loop{}, false
+	}
+	return Loop{Tool: r.tool, Count: r.count}, true
+}
+
+// LastFailed records that the most recently added call failed, when that
+// became known after Add (a retry of it is then not a loop step).
+func (l *LoopDetector) LastFailed() { l.d.lastFailed() }
 
 // argSimilarity is 1 - normalised Levenshtein distance of two bounded
 // strings.

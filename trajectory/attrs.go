@@ -69,6 +69,33 @@ func valueInt(v pcommon.Value) (int64, bool) {
 	return 0, false
 }
 
+// attrCost reads a non-negative, finite amount (a cost) recorded as a
+// double, an int or a numeric string; 0 when absent or unusable.
+func attrCost(m pcommon.Map, key string) float64 {
+	v, ok := m.Get(key)
+	if !ok {
+		return 0
+	}
+	var f float64
+	switch v.Type() {
+	case pcommon.ValueTypeDouble:
+		f = v.Double()
+	case pcommon.ValueTypeInt:
+		f = float64(v.Int())
+	case pcommon.ValueTypeStr:
+		var err error
+		if f, err = strconv.ParseFloat(strings.TrimSpace(v.Str()), 64); err != nil {
+			return 0
+		}
+	default:
+		return 0
+	}
+	if f != f || f < 0 || f > 1e15 { // NaN, negative or absurd
+		return 0
+	}
+	return f
+}
+
 func firstInt(m pcommon.Map, keys ...string) (int64, bool) {
 	for _, k := range keys {
 		if n, ok := attrInt(m, k); ok {

@@ -34,6 +34,10 @@ type decodeCache struct {
 	defs map[string][]ToolDef
 }
 
+// maxCachedToolDefs bounds the distinct definition lists a cache keeps
+// (a run offers one list, or a few; a SpanReader lives as long as a trace).
+const maxCachedToolDefs = 16
+
 func (c *spanCtx) toolDefs(s string) []ToolDef {
 	if s == "" {
 		return nil
@@ -45,6 +49,9 @@ func (c *spanCtx) toolDefs(s string) []ToolDef {
 		return d
 	}
 	d := decodeToolDefs(s)
+	if len(c.cache.defs) >= maxCachedToolDefs {
+		return d
+	}
 	if c.cache.defs == nil {
 		c.cache.defs = make(map[string][]ToolDef)
 	}
@@ -438,9 +445,7 @@ func (b *runBuilder) build(members []int32, roots []int32, rootFound bool, agent
 			anc = a
 		}
 		if n.role == roleLLM || n.role == roleTool {
-			st := b.step(n)
-			ev.applyTo(&st)
-			b.fillStep(n, &st)
+			st := readStep(n, &ev)
 			if anc >= 0 && nodes[anc].role == n.role && sameTool(&r.Steps[b.stepOf[anc]], &st) {
 				mergeStep(&r.Steps[b.stepOf[anc]], &st, nodes[anc].c.sp.Status().Code())
 				b.stepOf[i] = b.stepOf[anc]
@@ -460,6 +465,9 @@ func (b *runBuilder) build(members []int32, roots []int32, rootFound bool, agent
 		}
 		if ev.failed() {
 			r.SpanErrors = append(r.SpanErrors, ev.spanError(sp, rootFound && i == head))
+		}
+		if defs := listedToolDefs(&n.c); len(defs) > 0 {
+			r.ListedTools = append(r.ListedTools, defs...)
 		}
 	}
 	sort.SliceStable(r.Steps, func(a, c int) bool {
@@ -493,13 +501,16 @@ func (b *runBuilder) build(members []int32, roots []int32, rootFound bool, agent
 	return r
 }
 
-func (b *runBuilder) step(n *node) Step {
+// readStep reads the step of one step span (n.role is roleLLM or
+// roleTool): its error evidence ev, then every convention reader that
+// recognised the span, in precedence order.
+func readStep(n *node, ev *errorEvidence) Step {
 	sp := n.c.sp
 	kind := StepLLM
 	if n.role == roleTool {
 		kind = StepTool
 	}
-	return Step{
+	st := Step{
 		Kind:       kind,
 		Convention: n.conv,
 		SpanID:     sp.SpanID(),
@@ -508,14 +519,13 @@ func (b *runBuilder) step(n *node) Step {
 		Start:      sp.StartTimestamp(),
 		End:        sp.EndTimestamp(),
 	}
-}
-
-func (b *runBuilder) fillStep(n *node, st *Step) {
+	ev.applyTo(&st)
 	for ri := range readers {
 		if n.matched&(1<<ri) != 0 {
-			readers[ri].fill(&n.c, st)
+			readers[ri].fill(&n.c, &st)
 		}
 	}
+	return st
 }
 
 // sameTool reports whether a tool span nested in another tool step is the
@@ -573,6 +583,9 @@ func mergeStep(outer, inner *Step, outerStatus ptrace.StatusCode) {
 	}
 	if outer.OutputTokens == 0 {
 		outer.OutputTokens = inner.OutputTokens
+	}
+	if outer.Cost == 0 {
+		outer.Cost = inner.Cost
 	}
 	ev := errorEvidence{
 		StatusError: inner.StatusError, StatusMessage: inner.StatusMessage, Errors: inner.Errors,

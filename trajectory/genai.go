@@ -12,7 +12,7 @@ import (
 // (LLM steps), execute_tool (tool steps), invoke_agent (agent runs).
 // LLM fields: gen_ai.request/response.model, gen_ai.response.finish_reasons,
 // gen_ai.usage.{input,output}_tokens (and the older prompt/completion
-// names), gen_ai.input.messages / gen_ai.output.messages (JSON parts incl.
+// names), gen_ai.usage.cost, gen_ai.input.messages / gen_ai.output.messages (JSON parts incl.
 // tool_call and tool_call_response), gen_ai.tool.definitions.
 // Tool fields: gen_ai.tool.name, gen_ai.tool.call.{id,arguments,result}.
 
@@ -68,6 +68,9 @@ func genaiFill(c *spanCtx, st *Step) {
 	}
 	if st.OutputTokens == 0 {
 		st.OutputTokens, _ = firstInt(a, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens")
+	}
+	if st.Cost == 0 {
+		st.Cost = attrCost(a, "gen_ai.usage.cost")
 	}
 	// Message content is on the span, or on the span's
 	// gen_ai.client.inference.operation.details event.

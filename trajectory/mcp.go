@@ -109,3 +109,25 @@ func mcpFill(c *spanCtx, st *Step) {
 		}
 	}
 }
+
+// listedToolDefs returns the tool definitions an MCP tools/list span
+// recorded: the server's answer, whose definitions carry its tool
+// annotations (@traceloop/instrumentation-mcp records it as
+// traceloop.entity.output; a gen_ai.tool.definitions attribute is read
+// too).
+func listedToolDefs(c *spanCtx) []ToolDef {
+	if !isToolsList(c) {
+		return nil
+	}
+	if d := c.toolDefs(attrStr(c.attrs, "gen_ai.tool.definitions")); len(d) > 0 {
+		return d
+	}
+	return c.toolDefs(attrStr(c.attrs, "traceloop.entity.output"))
+}
+
+func isToolsList(c *spanCtx) bool {
+	if m := attrStr(c.attrs, "mcp.method.name"); m != "" {
+		return m == "tools/list"
+	}
+	return strings.Contains(c.scope, "instrumentation-mcp") && strings.HasPrefix(c.sp.Name(), "tools/list")
+}

@@ -448,10 +448,37 @@ type jsonToolDef struct {
 	InputSchema json.RawMessage `json:"inputSchema"`
 	InputSnake  json.RawMessage `json:"input_schema"`
 	JSONSchema  json.RawMessage `json:"json_schema"`
+	Annotations json.RawMessage `json:"annotations"`
 	Function    struct {
-		Name       string          `json:"name"`
-		Parameters json.RawMessage `json:"parameters"`
+		Name        string          `json:"name"`
+		Parameters  json.RawMessage `json:"parameters"`
+		Annotations json.RawMessage `json:"annotations"`
 	} `json:"function"`
+}
+
+// decodeToolHints reads MCP tool annotations. A hint that is not a JSON
+// boolean is not stated.
+func decodeToolHints(raw json.RawMessage) ToolHints {
+	raw = trimJSON(raw)
+	if len(raw) == 0 || raw[0] != '{' {
+		return ToolHints{}
+	}
+	var a map[string]json.RawMessage
+	if !lenientUnmarshal(raw, &a) {
+		return ToolHints{}
+	}
+	hint := func(k string) *bool {
+		var b bool
+		switch string(trimJSON(a[k])) {
+		case "true":
+			b = true
+		case "false":
+		default:
+			return nil
+		}
+		return &b
+	}
+	return ToolHints{ReadOnly: hint("readOnlyHint"), Destructive: hint("destructiveHint"), Idempotent: hint("idempotentHint")}
 }
 
 func decodeToolDef(r json.RawMessage) (ToolDef, bool) {
@@ -481,6 +508,11 @@ func decodeToolDef(r json.RawMessage) (ToolDef, bool) {
 			td.Schema = append(json.RawMessage(nil), s...)
 			break
 		}
+	}
+	if len(d.Annotations) > 0 {
+		td.Hints = decodeToolHints(d.Annotations)
+	} else if len(d.Function.Annotations) > 0 {
+		td.Hints = decodeToolHints(d.Function.Annotations)
 	}
 	return td, true
 }

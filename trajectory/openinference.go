@@ -183,6 +183,9 @@ func oiFill(c *spanCtx, st *Step) {
 	if st.OutputTokens == 0 {
 		st.OutputTokens, _ = attrInt(a, "llm.token_count.completion")
 	}
+	if st.Cost == 0 {
+		st.Cost = attrCost(a, "llm.cost.total")
+	}
 	in, out := flatMsgs{}, flatMsgs{}
 	tools := map[int]string{}
 	a.Range(func(k string, v pcommon.Value) bool {

@@ -16,7 +16,8 @@
 //   - Vercel AI SDK (vercel.go): ai.generateText/streamText runs,
 //     ai.*.doGenerate/doStream LLM calls, ai.toolCall tool calls.
 //   - MCP (mcp.go): mcp.method.name=tools/call, error.type, JSON-RPC codes,
-//     isError results, and @traceloop/instrumentation-mcp tool spans.
+//     isError results, and @traceloop/instrumentation-mcp tool spans;
+//     tools/list answers (Run.ListedTools) with their tool annotations.
 //
 // Error evidence common to all (errors.go): status, exception events,
 // error.type, http.response.status_code / http.status_code, JSON-RPC codes,
@@ -47,6 +48,9 @@
 // steps (HTTP client spans) contribute their error evidence to that step.
 // Other non-step spans (chains, workflows, MCP initialize/tools/list) are not
 // steps; their errors are in Run.SpanErrors.
+//
+// Span by span: SpanReader reads one span as Build does (read_span.go), for
+// consumers that see a trace while it is still arriving.
 //
 // The package depends on pdata only, so it can be used outside a collector.
 package trajectory
@@ -84,10 +88,41 @@ type ToolCall struct {
 	Arguments string // raw JSON as emitted; may be malformed
 }
 
-// ToolDef is a tool the model was offered on an LLM step.
+// ToolDef is a tool the model was offered on an LLM step (or that an MCP
+// server listed).
 type ToolDef struct {
 	Name   string
 	Schema json.RawMessage // JSON Schema of the parameters; nil when not recorded
+	// Hints are the MCP tool annotations the definition carries, when it
+	// carries any.
+	Hints ToolHints
+}
+
+// ToolHints are MCP tool annotations (annotations.readOnlyHint,
+// destructiveHint, idempotentHint). A nil field was not stated: MCP's
+// defaults (destructive, not idempotent) are not assumed, since most
+// definitions state nothing.
+type ToolHints struct {
+	ReadOnly    *bool
+	Destructive *bool
+	Idempotent  *bool
+}
+
+// NonIdempotent reports whether the hints say that calling the tool again
+// may not be the same as calling it once: a tool that is not stated
+// read-only and is stated destructive or not idempotent. reason names the
+// annotation.
+func (h ToolHints) NonIdempotent() (reason string, ok bool) {
+	if h.ReadOnly != nil && *h.ReadOnly {
+		return "", false
+	}
+	switch {
+	case h.Destructive != nil && *h.Destructive:
+		return "MCP annotation destructiveHint: true", true
+	case h.Idempotent != nil && !*h.Idempotent:
+		return "MCP annotation idempotentHint: false", true
+	}
+	return "", false
 }
 
 // ToolResult is a tool result fed back to the model in an LLM step's input
@@ -144,6 +179,9 @@ type Step struct {
 	OutputText    string       // the model's text output (for constraint checks)
 	InputTokens   int64
 	OutputTokens  int64
+	// Cost is the call's cost as the instrumentation recorded it
+	// (gen_ai.usage.cost, OpenInference llm.cost.total); 0 when not recorded.
+	Cost float64
 }
 
 // Failed reports whether the span itself carries error evidence.
@@ -176,6 +214,10 @@ type Run struct {
 	// FinishReason is the final finish reason the run reported, if any
 	// (e.g. a Vercel ai.generateText span's ai.response.finishReason).
 	FinishReason string
+	// ListedTools are the tool definitions recorded on the run's non-step
+	// spans: what an MCP server listed (tools/list results), which carry
+	// its tool annotations.
+	ListedTools []ToolDef
 
 	// SpanIDs lists every span of the trace that belongs to this run, so
 	// callers can annotate them.

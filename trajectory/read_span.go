@@ -1,0 +1,74 @@
+package trajectory
+
+import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// SpanRole is what one span is to a trajectory.
+type SpanRole uint8
+
+const (
+	SpanOther SpanRole = SpanRole(roleNone)  // wrapper, chain, HTTP span, MCP tools/list, ...
+	SpanLLM   SpanRole = SpanRole(roleLLM)   // a model call
+	SpanTool  SpanRole = SpanRole(roleTool)  // a tool call
+	SpanAgent SpanRole = SpanRole(roleAgent) // an agent invocation
+)
+
+// SpanRead is what the convention readers make of one span on its own,
+// without the rest of its trace: what a consumer that sees a trace span by
+// span (the processor's in-flight guards) needs, with no re-reading of the
+// spans it saw before.
+type SpanRead struct {
+	Role SpanRole
+	// Step is the span's step when Role is SpanLLM or SpanTool, read as
+	// Build reads it (error evidence, then every convention reader that
+	// recognises the span). Build then merges the nested span of one call
+	// into the outer step, links tool steps to the calls models requested
+	// and completes Offered from the agent span; the caller does that (or
+	// not) itself.
+	Step Step
+	// Tools are the tool definitions a span that is not an LLM step
+	// records: gen_ai.tool.definitions on an agent span, the answer of an
+	// MCP tools/list span (Run.ListedTools).
+	Tools []ToolDef
+	// Session and Agent are the session (conversation) id and the agent
+	// name this span names by convention, "" when it names none.
+	Session string
+	Agent   string
+}
+
+// SpanReader reads spans one at a time. It keeps the tool definition lists
+// it decoded (bounded) so that the LLM spans of one trace, which repeat the
+// same list, decode it once. It is not safe for concurrent use; the Tools
+// and Step.Offered slices it returns are shared and must not be modified.
+type SpanReader struct {
+	cache decodeCache
+}
+
+// Read reads one span; res and scope are its resource and the name of its
+// instrumentation scope.
+func (r *SpanReader) Read(sp ptrace.Span, res pcommon.Resource, scope string) SpanRead {
+	n := node{c: spanCtx{sp: sp, attrs: sp.Attributes(), res: res, scope: scope, cache: &r.cache}}
+	classify(&n)
+	out := SpanRead{Role: SpanRole(n.role)}
+	switch n.role {
+	case roleLLM, roleTool:
+		ev := readErrors(sp)
+		out.Step = readStep(&n, &ev)
+	default:
+		out.Tools = listedToolDefs(&n.c)
+		if len(out.Tools) == 0 {
+			out.Tools = n.c.toolDefs(attrStr(n.c.attrs, "gen_ai.tool.definitions"))
+		}
+	}
+	out.Agent = agentName(&n.c, n.role == roleAgent)
+	out.Session = firstStr(n.c.attrs, sessionKeys...)
+	if (out.Agent == "" || out.Session == "") && n.c.attrs.Len() > 0 {
+		if md, ok := spanMetadata(&n.c); ok {
+			out.Agent = firstNonEmpty(out.Agent, md.AgentName)
+			out.Session = firstNonEmpty(out.Session, md.SessionID, md.ConversationID, md.ThreadID)
+		}
+	}
+	return out
+}
