@@ -17,6 +17,7 @@ unit:
 # A short run of each fuzz target; longer runs: make fuzz FUZZTIME=5m
 fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzBuild$$' -fuzztime=$(FUZZTIME) ./trajectory
+	$(GO) test -run='^$$' -fuzz='^FuzzBuildLogs$$' -fuzztime=$(FUZZTIME) ./trajectory
 	$(GO) test -run='^$$' -fuzz='^FuzzTextRules$$' -fuzztime=$(FUZZTIME) ./classifier
 	$(GO) test -run='^$$' -fuzz='^FuzzRedactor$$' -fuzztime=$(FUZZTIME) ./recovery
 	$(GO) test -run='^$$' -fuzz='^FuzzDecideInput$$' -fuzztime=$(FUZZTIME) ./recovery

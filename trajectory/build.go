@@ -24,6 +24,7 @@ type spanCtx struct {
 	res   pcommon.Resource
 	scope string
 	cache *decodeCache
+	logs  *logIndex // GenAI log events joined by span ID (logs.go); nil without logs
 }
 
 // decodeCache memoises decoded tool definitions within one Build call:
@@ -111,8 +112,14 @@ type node struct {
 // parent is not in the input is an orphan; a duplicate span ID keeps the
 // first span and counts the others (Run.Duplicates); a parent chain that
 // loops is cut where the walk re-enters it and that span is treated as an
-// orphan. Runs: see the package documentation.
-func Build(td ptrace.Traces) []Run {
+// orphan. Runs: see the package documentation. Options add inputs, such
+// as the GenAI log events of the spans (WithLogs).
+func Build(td ptrace.Traces, opts ...Option) []Run {
+	var o buildOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	logs := newLogIndex(o.logs)
 	type traceSpans struct {
 		id    pcommon.TraceID
 		spans []spanCtx
@@ -138,7 +145,7 @@ func Build(td ptrace.Traces) []Run {
 					index[tid] = t
 					traces = append(traces, t)
 				}
-				t.spans = append(t.spans, spanCtx{sp: sp, attrs: sp.Attributes(), res: res, scope: scope, cache: cache})
+				t.spans = append(t.spans, spanCtx{sp: sp, attrs: sp.Attributes(), res: res, scope: scope, cache: cache, logs: logs})
 			}
 		}
 	}
@@ -524,6 +531,9 @@ func readStep(n *node, ev *errorEvidence) Step {
 		if n.matched&(1<<ri) != 0 {
 			readers[ri].fill(&n.c, &st)
 		}
+	}
+	if n.c.logs != nil {
+		n.c.logs.fill(&n.c, &st)
 	}
 	return st
 }

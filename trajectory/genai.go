@@ -78,15 +78,22 @@ func genaiFill(c *spanCtx, st *Step) {
 		if m == (pcommon.Map{}) {
 			continue
 		}
-		if len(st.Offered) == 0 {
-			st.Offered = c.toolDefs(attrStr(m, "gen_ai.tool.definitions"))
-		}
-		if len(st.InputResults) == 0 {
-			applyInput(st, decodeMessages(attrStr(m, "gen_ai.input.messages")))
-		}
-		if len(st.Requested) == 0 || st.OutputText == "" {
-			applyOutput(st, decodeMessages(attrStr(m, "gen_ai.output.messages")))
-		}
+		genaiFillMessages(c, st, m)
+	}
+}
+
+// genaiFillMessages completes an LLM step from GenAI inference attributes
+// (gen_ai.tool.definitions, gen_ai.input/output.messages) found on the
+// span, on its details event, or on a details log record (logs.go).
+func genaiFillMessages(c *spanCtx, st *Step, m pcommon.Map) {
+	if len(st.Offered) == 0 {
+		st.Offered = c.toolDefs(attrStr(m, "gen_ai.tool.definitions"))
+	}
+	if len(st.InputResults) == 0 {
+		applyInput(st, decodeMessages(attrStr(m, "gen_ai.input.messages")))
+	}
+	if len(st.Requested) == 0 || st.OutputText == "" {
+		applyOutput(st, decodeMessages(attrStr(m, "gen_ai.output.messages")))
 	}
 }
 

@@ -65,7 +65,6 @@ func TestAcceptanceCaptures(t *testing.T) {
 // only shrinks). This is an expectation list for the test, not input to the
 // classifier, which never sees capture names.
 var evidenceAbsent = map[string]string{
-	"openai-otel/constraint_leak.json":      "the model's answer is only in the .logs.json log events, no span carries output text",
 	"mcp-openllmetry/llm_503.json":          "the failing chat span and the root were never ended; only MCP initialize/tools/list/session spans remain, none with an error",
 	"mcp-openllmetry/llm_429.json":          "the failing chat span and the root were never ended; only MCP initialize/tools/list/session spans remain, none with an error",
 	"mcp-openllmetry/llm_timeout.json":      "the failing chat span and the root were never ended; only MCP initialize/tools/list/session spans remain, none with an error",

@@ -5,11 +5,9 @@
 package evalset
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -145,38 +143,6 @@ func ReadTraces(path string) (ptrace.Traces, error) {
 		return ptrace.Traces{}, err
 	}
 	return ParseTraces(path, data)
-}
-
-// ParseTraces parses OTLP/JSON; name is used in errors. The data may hold
-// one ExportTraceServiceRequest (a capture) or several in a row, one per
-// line as the collector's file exporter writes them; their spans are merged,
-// since the batches of one trace may be split across them.
-func ParseTraces(name string, data []byte) (ptrace.Traces, error) {
-	var um ptrace.JSONUnmarshaler
-	dec := json.NewDecoder(bytes.NewReader(data))
-	var merged ptrace.Traces
-	for n := 1; ; n++ {
-		var raw json.RawMessage
-		err := dec.Decode(&raw)
-		if errors.Is(err, io.EOF) {
-			if n == 1 {
-				return ptrace.Traces{}, fmt.Errorf("%s: empty, not an OTLP/JSON trace export", name)
-			}
-			return merged, nil
-		}
-		if err != nil {
-			return ptrace.Traces{}, fmt.Errorf("%s: not an OTLP/JSON trace export (request %d): %w", name, n, err)
-		}
-		td, err := um.UnmarshalTraces(raw)
-		if err != nil {
-			return ptrace.Traces{}, fmt.Errorf("%s: not an OTLP/JSON trace export (request %d): %w", name, n, err)
-		}
-		if n == 1 {
-			merged = td
-			continue
-		}
-		td.ResourceSpans().MoveAndAppendTo(merged.ResourceSpans())
-	}
 }
 
 // ErrSharedNotFound is returned by FindShared when no shared/ folder is found.

@@ -16,9 +16,10 @@ type RunResult struct {
 }
 
 // ClassifyTraces is the one classification path: trajectory.Build, then
-// Classify on every run. The CLI and the scorer both use it.
-func ClassifyTraces(c *classifier.Classifier, td ptrace.Traces) []RunResult {
-	runs := trajectory.Build(td)
+// Classify on every run. The CLI and the scorer both use it; opts are
+// Build's (e.g. trajectory.WithLogs for a capture's log events).
+func ClassifyTraces(c *classifier.Classifier, td ptrace.Traces, opts ...trajectory.Option) []RunResult {
+	runs := trajectory.Build(td, opts...)
 	out := make([]RunResult, len(runs))
 	for i := range runs {
 		out[i] = RunResult{Run: runs[i], Verdict: c.Classify(&runs[i])}

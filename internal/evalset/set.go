@@ -45,11 +45,15 @@ func ScoreCapture(c Capture) Item {
 	if td.SpanCount() == 0 {
 		return fail(KindNotScorable, "capture holds no spans")
 	}
+	opts, err := captureLogs(c.Path)
+	if err != nil {
+		return fail(KindError, err.Error())
+	}
 	cl, err := classifier.New(classifier.Options{Constraints: c.Constraints})
 	if err != nil {
 		return fail(KindError, "classifier: "+err.Error())
 	}
-	it := Judge(c.Label, false, ClassifyTraces(cl, td))
+	it := Judge(c.Label, false, ClassifyTraces(cl, td, opts...))
 	it.Name = c.Name()
 	return it
 }
