@@ -2,6 +2,7 @@ package classifier
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/triage-otel/triage/trajectory"
 )
@@ -19,12 +20,22 @@ type Options struct {
 	// LoopSimilarity, when > 0, also counts calls whose canonical arguments
 	// are at least this similar (0..1) as equal.
 	LoopSimilarity float64
+	// SilentCallTimeout is how long a run's last model call must have been
+	// waited for, when it came back with nothing at all (no text, no tool
+	// call, no finish reason, no output tokens) and the run ended there,
+	// to be read as a call cut off by a deadline (timeout). A shorter wait
+	// is a failure of unknown class. Default 5s.
+	SilentCallTimeout time.Duration
 }
 
 // Default loop settings.
 const (
 	DefaultLoopThreshold = 3
 	DefaultLoopWindow    = 6
+	// DefaultSilentCallTimeout: provider SDKs' own deadlines are tens of
+	// seconds; agents that set one of a few seconds still wait longer than
+	// a model takes to start answering.
+	DefaultSilentCallTimeout = 5 * time.Second
 )
 
 // Classifier classifies runs. It is safe for concurrent use: Classify keeps
@@ -40,6 +51,9 @@ func New(opts Options) (*Classifier, error) {
 	if opts.LoopThreshold == 0 {
 		opts.LoopThreshold = DefaultLoopThreshold
 	}
+	if opts.SilentCallTimeout == 0 {
+		opts.SilentCallTimeout = DefaultSilentCallTimeout
+	}
 	if opts.LoopWindow == 0 {
 		opts.LoopWindow = max(DefaultLoopWindow, opts.LoopThreshold)
 	}
@@ -50,6 +64,8 @@ func New(opts Options) (*Classifier, error) {
 		return nil, fmt.Errorf("classifier: LoopWindow (%d) must be at least LoopThreshold (%d)", opts.LoopWindow, opts.LoopThreshold)
 	case opts.LoopSimilarity < 0 || opts.LoopSimilarity > 1 || opts.LoopSimilarity != opts.LoopSimilarity:
 		return nil, fmt.Errorf("classifier: LoopSimilarity must be within 0..1, got %v", opts.LoopSimilarity)
+	case opts.SilentCallTimeout < 0:
+		return nil, fmt.Errorf("classifier: SilentCallTimeout must not be negative, got %v", opts.SilentCallTimeout)
 	}
 	opts.Constraints = append([]string(nil), opts.Constraints...)
 	return &Classifier{opts: opts, constraints: newConstraintSet(opts.Constraints), schemas: &schemaCache{}}, nil

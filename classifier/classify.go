@@ -1,8 +1,6 @@
 package classifier
 
 import (
-	"encoding/json"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -30,7 +28,7 @@ func (f finding) with(s Signal, rule string, conf float64) finding {
 func (f finding) definite() bool {
 	if f.Type == Unknown {
 		// Fallbacks that say only that the run did not finish.
-		return f.Reason != "" && f.Reason != ReasonNoFinalAnswer && f.Reason != ReasonRootLost
+		return f.Reason != "" && f.Reason != ReasonNoFinalAnswer && f.Reason != ReasonRootLost && f.Reason != ReasonNoResponse
 	}
 	return f.Type != ""
 }
@@ -67,6 +65,9 @@ type call struct {
 	failed         bool
 	ok             bool // known to have succeeded
 	pos            int
+	// fedOnly: the call is known only from its result fed back to the
+	// model (no request, no tool span).
+	fedOnly bool
 }
 
 // requestPos is where the call was decided: the model step that asked for
@@ -187,139 +188,78 @@ func (cl *classification) collectCalls() {
 			}
 		}
 	}
-	// Results fed back to the model. Conversations are resent whole on
-	// every turn, so each result is taken once.
+	cl.collectResults(byID)
+}
+
+// collectResults links the tool results the run recorded to its calls:
+// results fed back in a model step's input, and results a model step
+// recorded for its own calls (streamed tool-result parts). Conversations
+// are resent whole on every turn, so each result is taken once. A result
+// that matches no call is a call of its own: frameworks that catch a tool
+// failure and feed it back as text often leave no tool span and no
+// recorded request (unknown tools, invalid arguments), and the result is
+// then the only evidence of the call.
+func (cl *classification) collectResults(byID map[string]int) {
 	seen := make(map[string]bool)
 	nextUnmatched := 0
+	take := func(r *trajectory.ToolResult, i int, own bool) {
+		key := "id\x00" + r.CallID
+		if r.CallID == "" {
+			key = "nc\x00" + r.Name + "\x00" + r.Content
+		}
+		if seen[key] {
+			return
+		}
+		seen[key] = true
+		k := -1
+		if r.CallID != "" {
+			if j, ok := byID[r.CallID]; ok {
+				k = j
+			}
+		}
+		if k < 0 {
+			// No id: the first earlier call of that name without a
+			// result (or of any name when the result has none). A step's
+			// own results answer the calls it asked for itself.
+			for j := nextUnmatched; j < len(cl.calls); j++ {
+				cj := &cl.calls[j]
+				if cj.pos > i || (cj.pos == i && !own) {
+					break
+				}
+				if cj.result == nil && (r.Name == "" || cj.name == r.Name) {
+					k = j
+					break
+				}
+			}
+		}
+		if k >= 0 && cl.calls[k].result != nil {
+			return
+		}
+		if k < 0 {
+			cl.calls = append(cl.calls, call{name: r.Name, id: r.CallID, llmIx: -1, toolIx: -1, resultLLMIx: i, pos: i, fedOnly: true})
+			k = len(cl.calls) - 1
+			if r.CallID != "" {
+				byID[r.CallID] = k
+			}
+		}
+		cl.calls[k].result = r
+		cl.calls[k].resultLLMIx = i
+		for nextUnmatched < len(cl.calls) && cl.calls[nextUnmatched].result != nil {
+			nextUnmatched++
+		}
+	}
 	for i := range cl.steps {
 		s := &cl.steps[i]
 		if s.Kind != trajectory.StepLLM {
 			continue
 		}
 		for ri := range s.InputResults {
-			r := &s.InputResults[ri]
-			key := "id\x00" + r.CallID
-			if r.CallID == "" {
-				key = "nc\x00" + r.Name + "\x00" + r.Content
-			}
-			if seen[key] {
-				continue
-			}
-			seen[key] = true
-			k := -1
-			if r.CallID != "" {
-				if j, ok := byID[r.CallID]; ok {
-					k = j
-				}
-			}
-			if k < 0 {
-				// No id: the first earlier call of that name without a
-				// result (or of any name when the result has none).
-				for j := nextUnmatched; j < len(cl.calls); j++ {
-					cj := &cl.calls[j]
-					if cj.pos >= i {
-						break
-					}
-					if cj.result == nil && (r.Name == "" || cj.name == r.Name) {
-						k = j
-						break
-					}
-				}
-			}
-			if k < 0 || cl.calls[k].result != nil {
-				continue
-			}
-			cl.calls[k].result = r
-			cl.calls[k].resultLLMIx = i
-			for nextUnmatched < len(cl.calls) && cl.calls[nextUnmatched].result != nil {
-				nextUnmatched++
-			}
+			take(&s.InputResults[ri], i, false)
+		}
+		for ri := range s.ToolResults {
+			take(&s.ToolResults[ri], i, true)
 		}
 	}
-}
-
-var (
-	leadingException = regexp.MustCompile(`^\s*([A-Za-z_][\w.]*(?:Error|Exception|Fault|Timeout))\s*:\s*`)
-	// Explicit failure statements that framework error templates open with.
-	errorPrefix = regexp.MustCompile(`(?i)^\s*(?:error|exception|an? (?:\w+ )?(?:error|exception) (?:occurred|was raised|has occurred)|(?:i )?encountered (?:an? )?(?:error|exception)|tool (?:call |execution )?failed|the tool (?:call )?failed)\b`)
-	// Results that start like a failure but may be ordinary output
-	// ("Failed logins: 3") count only when a rule classifies them.
-	weakErrorPrefix = regexp.MustCompile(`(?i)^\s*(?:failed|failure|fatal|could not|couldn't|unable to|cannot|sorry, )`)
-)
-
-// maxResultHead bounds the part of a result read when it does not say
-// it failed: the first line of an error message says what it is.
-const maxResultHead = 300
-
-// resultHeadFailure reads the start of a result that is not marked as an
-// error: it fails the call only when it opens like a failure that a rule
-// classifies, or when its first line says the call itself was wrong
-// (unknown tool, invalid arguments) — phrasings that ordinary tool output
-// does not start with. Anything else (a document mentioning rate limits)
-// is data.
-func (cl *classification) resultHeadFailure(content string) bool {
-	head := strings.TrimSpace(content)
-	if i := strings.IndexByte(head, '\n'); i >= 0 {
-		head = head[:i]
-	}
-	if len(head) > maxResultHead {
-		head = head[:maxResultHead]
-	}
-	if head == "" {
-		return false
-	}
-	f, ok := cl.memo.classifyText(head)
-	if !ok || lateReasonRules[f.Rule] {
-		return false
-	}
-	if weakErrorPrefix.MatchString(head) {
-		return true
-	}
-	return f.Type == WrongToolCalled || f.Type == SchemaMismatch
-}
-
-// resultIsError reports whether a fed-back result reports a failure: the
-// convention marked it, or its content reads like an error (frameworks
-// that catch tool errors return "Error: …" or "SomeError: …" strings, or
-// {"error": …} objects).
-func resultIsError(r *trajectory.ToolResult) bool {
-	if r == nil {
-		return false
-	}
-	if r.IsError {
-		return true
-	}
-	c := strings.TrimSpace(r.Content)
-	if c == "" {
-		return false
-	}
-	if errorPrefix.MatchString(c) || leadingException.MatchString(c) {
-		return true
-	}
-	if c[0] == '{' {
-		var obj map[string]json.RawMessage
-		if json.Unmarshal([]byte(c), &obj) == nil {
-			for _, k := range []string{"is_error", "isError"} {
-				if string(obj[k]) == "true" {
-					return true
-				}
-			}
-			if e, ok := obj["error"]; ok {
-				v := strings.TrimSpace(string(e))
-				return v != "null" && v != "false" && v != `""` && v != "{}" && v != ""
-			}
-		}
-	}
-	return false
-}
-
-// textEvidence turns a result text into evidence, reading a leading
-// exception name ("TimeoutError: …") as an exception type.
-func textEvidence(text string) trajectory.ErrorInfo {
-	if m := leadingException.FindStringSubmatch(text); m != nil {
-		return trajectory.ErrorInfo{Type: m[1], Message: text[len(m[0]):]}
-	}
-	return trajectory.ErrorInfo{Message: text}
 }
 
 func (cl *classification) callIncidents() {
@@ -506,7 +446,10 @@ func (cl *classification) loop() (loopResult, bool) {
 	lc := make([]loopCall, 0, len(cl.calls))
 	for k := range cl.calls {
 		c := &cl.calls[k]
-		lc = append(lc, newLoopCall(c.name, c.args, c.failed, c.pos, k))
+		id := c.loopArgs()
+		l := newLoopCall(c.name, id, c.failed, c.pos, k)
+		l.byResult = strings.HasPrefix(id, resultIdentity)
+		lc = append(lc, l)
 	}
 	// Calls are collected in step order except for tool steps linked to
 	// an earlier request; order them by position for the window.
@@ -567,6 +510,9 @@ func (cl *classification) terminalIncidents(loop loopResult, hasLoop bool) {
 			})
 			return
 		}
+	}
+	if cl.noResponse(last, lastIx) {
+		return
 	}
 	if !requestsTools(last) || stepLimitErr {
 		return
@@ -670,6 +616,7 @@ func (cl *classification) recovery() {
 	// tool name, and of the last two tool names that succeeded.
 	lastOKLLM, lastOKAny := -1, -1
 	lastOKCall := make(map[string]int)
+	lastOKAnyCall := -1 // request position of the last call that succeeded
 	for i := range cl.steps {
 		s := &cl.steps[i]
 		if s.Kind == trajectory.StepLLM && !s.Failed() {
@@ -684,6 +631,7 @@ func (cl *classification) recovery() {
 		if p, seen := lastOKCall[c.name]; !seen || c.requestPos() > p {
 			lastOKCall[c.name] = c.requestPos()
 		}
+		lastOKAnyCall = max(lastOKAnyCall, c.requestPos())
 		lastOKAny = max(lastOKAny, c.pos)
 	}
 	// The two tool names that succeeded last, to answer "did another
@@ -728,6 +676,12 @@ func (cl *classification) recovery() {
 			rp := cl.calls[in.callIx].requestPos()
 			p, seen := lastOKCall[in.Tool]
 			superseded = seen && p > rp
+			if in.Tool == "" {
+				// The instrumentation did not name the call (a result fed
+				// back as text): a later call that succeeded, whatever
+				// its tool, is the best evidence of a recovery there is.
+				superseded = lastOKAnyCall > rp
+			}
 			if !superseded && in.FailureType == WrongToolCalled {
 				// A valid tool called instead, for the same intent.
 				superseded = otherOKAfter(in.Tool, rp)

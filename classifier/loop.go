@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"regexp"
 	"strings"
 )
 
@@ -46,6 +47,32 @@ func canonicalArgs(raw string) string {
 	return strings.TrimSpace(buf.String())
 }
 
+// loopArgs is what identifies a call for the loop detector: its
+// arguments, or, when the instrumentation recorded none, the result it got
+// (with timestamps, UUIDs and other volatile values masked): equal results
+// of the same tool are the same question asked again.
+func (c *call) loopArgs() string {
+	if c.args != "" || c.result == nil || c.result.Content == "" {
+		return c.args
+	}
+	return resultIdentity + maskVolatile(truncate(c.result.Content, maxResultIdentity))
+}
+
+// resultIdentity prefixes a call identity taken from the call's result.
+const resultIdentity = "result:"
+
+// maxResultIdentity bounds the part of a result that identifies a call.
+const maxResultIdentity = 4096
+
+// volatileValue matches values that differ between two answers to the
+// same question: ISO timestamps, times of day, UUIDs, long hex or numeric
+// ids.
+var volatileValue = regexp.MustCompile(`\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?|\b\d{1,2}:\d{2}(?::\d{2})?\b|\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b|\b[0-9a-fA-F]{16,}\b|\b\d{10,}\b`)
+
+func maskVolatile(s string) string {
+	return volatileValue.ReplaceAllString(s, "#")
+}
+
 // newLoopCall keeps a digest of the canonical arguments for equality and
 // a bounded prefix for similarity.
 func newLoopCall(name, rawArgs string, failed bool, pos, callIx int) loopCall {
@@ -69,6 +96,9 @@ type loopCall struct {
 	failed bool
 	pos    int // order key in the run
 	callIx int // index in the classifier's call list
+	// unnamed calls count only when identified by their result: a call
+	// known by neither name nor arguments says nothing about repetition.
+	byResult bool
 }
 
 // loopResult describes a detected loop.
@@ -156,7 +186,7 @@ func (d *loopDetector) add(c loopCall) (loopResult, bool) {
 	*slot = loopSlot{}
 	var res loopResult
 	found := false
-	if !retry && c.name != "" {
+	if !retry && (c.name != "" || c.byResult) {
 		k := loopKey{c.name, c.digest}
 		d.counts[k]++
 		*slot = loopSlot{key: k, counted: true}
@@ -165,7 +195,7 @@ func (d *loopDetector) add(c loopCall) (loopResult, bool) {
 		}
 	}
 	if !found && d.similarity > 0 && d.similarity <= 1 {
-		if i > 0 && !retry && c.name != "" && d.prev.name == c.name && argSimilarity(d.prev.prefix, c.prefix) >= d.similarity {
+		if i > 0 && !retry && (c.name != "" || c.byResult) && d.prev.name == c.name && argSimilarity(d.prev.prefix, c.prefix) >= d.similarity {
 			d.simRun++
 		} else {
 			d.simRun = 1

@@ -70,6 +70,7 @@ const (
 	SignalJSONSchema    Signal = "json_schema"    // arguments fail the offered JSON Schema
 	SignalFinishReason  Signal = "finish_reason"  // e.g. length
 	SignalStepLimit     Signal = "step_limit"     // the run stopped while still calling tools
+	SignalNoResponse    Signal = "no_response"    // the last model call came back empty and the run ended there
 	SignalLoop          Signal = "loop"           // repeated equal tool calls
 	SignalHTTPStatus    Signal = "http_status"    //
 	SignalJSONRPCCode   Signal = "jsonrpc_code"   //

@@ -15,6 +15,7 @@ const (
 	roleLLM                   // a model call: an LLM step
 	roleTool                  // a tool call: a tool step
 	roleAgent                 // an agent invocation: a run boundary
+	rolePart                  // a streamed part of the model call that encloses it (chunk spans)
 )
 
 // spanCtx is one span with the context its readers need.
@@ -70,16 +71,24 @@ type reader struct {
 	// fill completes a step from the span; it only sets fields that are
 	// still empty, so readers applied in precedence order merge.
 	fill func(c *spanCtx, st *Step)
+	// part adds a rolePart span to the step it belongs to (nil when the
+	// convention has no part spans).
+	part func(c *spanCtx, st *Step)
+	// exclusive readers own the spans they recognise: later readers do not
+	// see them (their attributes reuse other conventions' names with
+	// another meaning).
+	exclusive bool
 }
 
 // readers in precedence order: the first reader that makes a span a step
 // names the step's convention, and more specific readers fill first.
 var readers = []reader{
-	{ConventionMCP, mcpDetect, mcpFill},
-	{ConventionVercel, vercelDetect, vercelFill},
-	{ConventionGenAI, genaiDetect, genaiFill},
-	{ConventionOpenInference, oiDetect, oiFill},
-	{ConventionTraceloop, tlDetect, tlFill},
+	{conv: ConventionMastra, detect: mastraDetect, fill: mastraFill, part: mastraPart, exclusive: true},
+	{conv: ConventionMCP, detect: mcpDetect, fill: mcpFill},
+	{conv: ConventionVercel, detect: vercelDetect, fill: vercelFill},
+	{conv: ConventionGenAI, detect: genaiDetect, fill: genaiFill},
+	{conv: ConventionOpenInference, detect: oiDetect, fill: oiFill},
+	{conv: ConventionTraceloop, detect: tlDetect, fill: tlFill},
 }
 
 // rootKind says why a node has no parent in the tree.
@@ -389,10 +398,13 @@ func classify(n *node) {
 			if n.role != roleLLM && n.role != roleTool {
 				n.role, n.conv = role, readers[ri].conv
 			}
-		case roleAgent:
+		case roleAgent, rolePart:
 			if n.role == roleNone {
 				n.role, n.conv = role, readers[ri].conv
 			}
+		}
+		if readers[ri].exclusive {
+			return
 		}
 	}
 }
@@ -405,6 +417,61 @@ type runBuilder struct {
 	mark   []uint32
 	stepOf []int32
 	gen    uint32
+	// partSteps maps the missing parent of orphaned part spans to the step
+	// assembled from them (per run).
+	partSteps map[pcommon.SpanID]int
+}
+
+// addPart folds a part span (a streamed chunk of a model call) into the
+// LLM step enclosing it. Parts whose step is not in the run (the step span
+// was never ended) are assembled into one LLM step per parent span. A
+// part's own error status counts for its step (readPart).
+func (b *runBuilder) addPart(r *Run, n *node, anc int32, ev *errorEvidence) {
+	var st *Step
+	if anc >= 0 && b.nodes[anc].role == roleLLM {
+		st = &r.Steps[b.stepOf[anc]]
+	} else {
+		sp := n.c.sp
+		key := sp.ParentSpanID()
+		if key.IsEmpty() {
+			key = sp.SpanID()
+		}
+		k, ok := b.partSteps[key]
+		if !ok {
+			if b.partSteps == nil {
+				b.partSteps = make(map[pcommon.SpanID]int)
+			}
+			k = len(r.Steps)
+			b.partSteps[key] = k
+			r.Steps = append(r.Steps, Step{Kind: StepLLM, Convention: n.conv, SpanID: sp.SpanID(), ParentID: sp.ParentSpanID(),
+				Name: sp.Name(), Start: sp.StartTimestamp(), End: sp.EndTimestamp()})
+		}
+		st = &r.Steps[k]
+		if s := sp.StartTimestamp(); s != 0 && s < st.Start {
+			st.Start = s
+		}
+		if e := sp.EndTimestamp(); e > st.End {
+			st.End = e
+		}
+	}
+	readPart(n, ev, st)
+}
+
+// readPart adds one part span to st: every reader's part function, then
+// the part's own error evidence (the chunk is the call's result, so an OK
+// status on the step does not mean it was retried away).
+func readPart(n *node, ev *errorEvidence, st *Step) {
+	for ri := range readers {
+		if n.matched&(1<<ri) != 0 && readers[ri].part != nil {
+			readers[ri].part(&n.c, st)
+		}
+	}
+	if ev.failed() {
+		if !st.Failed() {
+			st.StatusError, st.StatusMessage = ev.StatusError, ev.StatusMessage
+		}
+		mergeEvidence(st, ev, ptrace.StatusCodeError)
+	}
 }
 
 // build assembles one run from its member nodes (in preorder).
@@ -416,22 +483,21 @@ func (b *runBuilder) build(members []int32, roots []int32, rootFound bool, agent
 		r.RootSpanID = nodes[head].c.sp.SpanID()
 		r.RootName = nodes[head].c.sp.Name()
 	} else {
-		// The root never arrived: name the run after the missing parent the
-		// orphans share, or after the first orphan when they disagree.
-		missing := nodes[head].c.sp.ParentSpanID()
-		for _, x := range roots[1:] {
-			if nodes[x].c.sp.ParentSpanID() != missing {
-				missing = nodes[head].c.sp.SpanID()
-				break
-			}
+		// The root never arrived: name the run after the missing parent of
+		// its first orphan (the one the orphans share, when they do), so
+		// that the root ID never names a span the run holds.
+		r.RootSpanID = nodes[head].c.sp.ParentSpanID()
+		if r.RootSpanID.IsEmpty() {
+			// A cycle root: its parent link was cut.
+			r.RootSpanID = nodes[head].c.sp.SpanID()
 		}
-		r.RootSpanID = missing
 	}
 	b.gen++
 	for _, i := range members {
 		b.mark[i] = b.gen
 		b.stepOf[i] = -1
 	}
+	b.partSteps = nil
 	r.SpanIDs = make([]pcommon.SpanID, 0, len(members))
 	for _, i := range members {
 		n := &nodes[i]
@@ -451,6 +517,10 @@ func (b *runBuilder) build(members []int32, roots []int32, rootFound bool, agent
 		if a := n.stepAnc; a >= 0 && b.mark[a] == b.gen {
 			anc = a
 		}
+		if n.role == rolePart {
+			b.addPart(&r, n, anc, &ev)
+			continue
+		}
 		if n.role == roleLLM || n.role == roleTool {
 			st := readStep(n, &ev)
 			if anc >= 0 && nodes[anc].role == n.role && sameTool(&r.Steps[b.stepOf[anc]], &st) {
@@ -459,6 +529,15 @@ func (b *runBuilder) build(members []int32, roots []int32, rootFound bool, agent
 				continue
 			}
 			b.stepOf[i] = int32(len(r.Steps))
+			if anc >= 0 && nodes[anc].role == roleLLM && n.role == roleTool {
+				// A model step whose span stays open while the tools it
+				// asked for run (Mastra) got its answer when the first of
+				// them started: it ends there, so that steps keep the order
+				// in which they happened.
+				if llm := &r.Steps[b.stepOf[anc]]; st.Start != 0 && st.Start < llm.End && st.Start >= llm.Start {
+					llm.End = st.Start
+				}
+			}
 			r.Steps = append(r.Steps, st)
 			continue
 		}

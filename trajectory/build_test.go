@@ -53,12 +53,12 @@ func TestOrphansWithoutRoot(t *testing.T) {
 	eq(t, "steps", stepKinds(&r), "llm,tool")
 
 	// Orphans with different missing parents: still one run, named after
-	// the first orphan.
+	// the missing parent of the first orphan (never a span of the run).
 	s = newSynth("svc")
 	s.span(2, 50, "chat m", map[string]any{"gen_ai.operation.name": "chat"})
 	s.span(3, 60, "chat m", map[string]any{"gen_ai.operation.name": "chat"})
 	runs = Build(s.td)
-	if len(runs) != 1 || runs[0].RootSpanID != sid(2) || runs[0].Orphans != 2 {
+	if len(runs) != 1 || runs[0].RootSpanID != sid(50) || runs[0].Orphans != 2 {
 		t.Fatalf("runs %+v", runs)
 	}
 }

@@ -2,6 +2,8 @@ package trajectory
 
 import (
 	"strings"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
 // Attribute keys naming the agent, strongest first. An explicit agent name
@@ -122,6 +124,20 @@ func (b *runBuilder) describe(r *Run, members, roots, agents []int32) {
 		if fr := runFinishReason(&nodes[i].c); fr != "" {
 			r.FinishReason = fr
 			break
+		}
+	}
+	if r.FinishReason == "" {
+		// A run span nested in the agent span (Mastra's model generation
+		// under its agent run): the one that ended last.
+		var end pcommon.Timestamp
+		for _, i := range members {
+			n := &nodes[i]
+			if n.role != roleAgent || n.c.sp.EndTimestamp() < end {
+				continue
+			}
+			if fr := runFinishReason(&n.c); fr != "" {
+				r.FinishReason, end = fr, n.c.sp.EndTimestamp()
+			}
 		}
 	}
 	if r.FinishReason == "" {

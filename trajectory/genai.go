@@ -93,7 +93,11 @@ func genaiFillMessages(c *spanCtx, st *Step, m pcommon.Map) {
 		applyInput(st, decodeMessages(attrStr(m, "gen_ai.input.messages")))
 	}
 	if len(st.Requested) == 0 || st.OutputText == "" {
-		applyOutput(st, decodeMessages(attrStr(m, "gen_ai.output.messages")))
+		out := decodeMessages(attrStr(m, "gen_ai.output.messages"))
+		applyOutput(st, out)
+		if len(out) > 0 && st.OutputText == "" && len(st.Requested) == 0 {
+			st.OutputEmpty = true
+		}
 	}
 }
 

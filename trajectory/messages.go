@@ -573,6 +573,17 @@ func applyInput(st *Step, in []message) {
 	for _, m := range in[last+1:] {
 		results = append(results, m.Results...)
 	}
+	if len(results) == 0 && last >= 0 && in[last].Text == "" && len(calls) == 0 {
+		// An assistant turn with neither text nor calls is a tool-call
+		// turn whose calls the instrumentation did not record; what
+		// follows it is what its tools returned, whatever role the
+		// instrumentation gave those messages (LlamaIndex's are "user").
+		for _, m := range in[last+1:] {
+			if m.Role != "system" && m.Role != "developer" && m.Text != "" {
+				results = append(results, ToolResult{Content: m.Text})
+			}
+		}
+	}
 	var names map[string]string // call ID → tool name, over the whole input
 	for i := range results {
 		r := &results[i]

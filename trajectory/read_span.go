@@ -13,6 +13,9 @@ const (
 	SpanLLM   SpanRole = SpanRole(roleLLM)   // a model call
 	SpanTool  SpanRole = SpanRole(roleTool)  // a tool call
 	SpanAgent SpanRole = SpanRole(roleAgent) // an agent invocation
+	// SpanPart is a streamed part of the model call that encloses it (a
+	// chunk span): Build folds it into that call's step.
+	SpanPart SpanRole = SpanRole(rolePart)
 )
 
 // SpanRead is what the convention readers make of one span on its own,
@@ -21,7 +24,8 @@ const (
 // spans it saw before.
 type SpanRead struct {
 	Role SpanRole
-	// Step is the span's step when Role is SpanLLM or SpanTool, read as
+	// Step is the span's step when Role is SpanLLM or SpanTool (for
+	// SpanPart: what the part adds to its model call's step), read as
 	// Build reads it (error evidence, then every convention reader that
 	// recognises the span). Build then merges the nested span of one call
 	// into the outer step, links tool steps to the calls models requested
@@ -56,6 +60,12 @@ func (r *SpanReader) Read(sp ptrace.Span, res pcommon.Resource, scope string) Sp
 	case roleLLM, roleTool:
 		ev := readErrors(sp)
 		out.Step = readStep(&n, &ev)
+	case rolePart:
+		// What the part adds to its model call, as a step of its own.
+		ev := readErrors(sp)
+		out.Step = Step{Kind: StepLLM, Convention: n.conv, SpanID: sp.SpanID(), ParentID: sp.ParentSpanID(),
+			Name: sp.Name(), Start: sp.StartTimestamp(), End: sp.EndTimestamp()}
+		readPart(&n, &ev, &out.Step)
 	default:
 		out.Tools = listedToolDefs(&n.c)
 		if len(out.Tools) == 0 {

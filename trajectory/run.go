@@ -18,6 +18,9 @@
 //   - MCP (mcp.go): mcp.method.name=tools/call, error.type, JSON-RPC codes,
 //     isError results, and @traceloop/instrumentation-mcp tool spans;
 //     tools/list answers (Run.ListedTools) with their tool annotations.
+//   - Mastra AI tracing (mastra.go): mastra.span.type agent_run /
+//     model_generation / model_step / model_chunk / tool_call, input and
+//     output attributes; errors of model calls only in error chunks.
 //
 // Error evidence common to all (errors.go): status, exception events,
 // error.type, http.response.status_code / http.status_code, JSON-RPC codes,
@@ -38,8 +41,12 @@
 //   - Orphans (parent not in the input) join the trace's run when the trace
 //     has exactly one root; otherwise all the orphans of a trace form one run
 //     with RootFound=false whose RootSpanID is the missing parent they share
-//     (or the first orphan's ID when they do not share one).
+//     (the first orphan's missing parent when they do not share one).
 //   - Several roots in one trace (unusual) give one run each.
+//
+// Streamed parts of a call recorded as spans of their own (Mastra's model
+// chunks) are folded into the step they belong to; parts whose step span
+// never arrived form one LLM step per missing parent.
 //
 // Steps are LLM and tool calls, ordered by end time. A step span nested in a
 // step span of the same kind (a framework LLM span around an SDK chat span,
@@ -78,6 +85,7 @@ const (
 	ConventionTraceloop     Convention = "traceloop"
 	ConventionVercel        Convention = "vercel"
 	ConventionMCP           Convention = "mcp"
+	ConventionMastra        Convention = "mastra"
 	ConventionUnknown       Convention = ""
 )
 
@@ -176,9 +184,17 @@ type Step struct {
 	Requested     []ToolCall   // tool calls the model asked for in this step's output
 	Offered       []ToolDef    // tool definitions the model was given (may be shared between steps: read-only)
 	InputResults  []ToolResult // tool results in this step's input messages
-	OutputText    string       // the model's text output (for constraint checks)
-	InputTokens   int64
-	OutputTokens  int64
+	// ToolResults are results of this step's own tool calls that the
+	// framework recorded as part of the step (streamed tool-result chunks):
+	// what the model is given on its next call.
+	ToolResults []ToolResult
+	OutputText  string // the model's text output (for constraint checks)
+	// OutputEmpty: the instrumentation recorded the call's output and it
+	// held nothing (no text, no tool call) — unlike an output that was
+	// not recorded at all.
+	OutputEmpty  bool
+	InputTokens  int64
+	OutputTokens int64
 	// Cost is the call's cost as the instrumentation recorded it
 	// (gen_ai.usage.cost, OpenInference llm.cost.total); 0 when not recorded.
 	Cost float64

@@ -74,12 +74,17 @@ func explainStep(w io.Writer, j int, s *trajectory.Step) {
 	for _, tc := range s.Requested {
 		fmt.Fprintf(w, "        requested: %s(%s)\n", tc.Name, clip(tc.Arguments))
 	}
-	for _, tr := range s.InputResults {
-		mark := ""
-		if tr.IsError {
-			mark = " [error]"
+	for _, set := range []struct {
+		label   string
+		results []trajectory.ToolResult
+	}{{"tool result in input", s.InputResults}, {"tool result recorded", s.ToolResults}} {
+		for _, tr := range set.results {
+			mark := ""
+			if tr.IsError {
+				mark = " [error]"
+			}
+			fmt.Fprintf(w, "        %s: %s%s %s\n", set.label, orDash(tr.Name), mark, clip(tr.Content))
 		}
-		fmt.Fprintf(w, "        tool result in input: %s%s %s\n", orDash(tr.Name), mark, clip(tr.Content))
 	}
 	if s.Kind == trajectory.StepTool {
 		if s.Arguments != "" {

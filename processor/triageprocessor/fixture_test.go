@@ -77,6 +77,9 @@ func TestFixtureAnnotationsMatchLibrary(t *testing.T) {
 			}
 			t.Run(mode+"/"+l.CaptureFile, func(t *testing.T) {
 				td := loadFixture(t, l.CaptureFile)
+				if td.SpanCount() == 0 {
+					t.Skip("the capture holds no spans (a failing first call exported nothing)")
+				}
 				h := newHarness(t, func(c *Config) { c.Constraints.Global = l.Constraints })
 				if mode == "one_batch" {
 					h.send(td)

@@ -1,0 +1,211 @@
+package classifier
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+
+	"github.com/triage-otel/triage/trajectory"
+)
+
+// Error-shaped tool results. Frameworks often catch a tool failure (an
+// unknown tool, arguments that fail validation, an exception) and hand it
+// to the model as the tool message's content, with no error flag and no
+// error status. Such a result is recognised by its shape, never by the
+// words of a tool domain:
+//
+//   - text that opens like an error report: "Error: …", "Error(Type): …",
+//     "SomeError: …", "Error invoking tool …", "An error occurred …";
+//   - JSON that says it failed: isError/is_error true, a non-empty "error"
+//     member, a serialized exception ({name: "…Error", message}), a
+//     status of "error" with a message, or a non-empty "errors" list
+//     without data;
+//   - a first line that a text rule places as a wrong call (unknown tool,
+//     invalid arguments), or that opens like a failure ("Failed to …",
+//     "Unable to …") and a rule classifies.
+//
+// Data that merely mentions an error word ("Error rate: 0.2%", a document
+// about rate limits, {"status": "failed"} of a domain object) is data.
+
+var (
+	leadingException = regexp.MustCompile(`^\s*([A-Za-z_][\w.]*(?:Error|Exception|Fault|Timeout))\s*:\s*`)
+	// "Error(UpstreamHTTPError): …" (LlamaIndex's tool error template).
+	wrappedException = regexp.MustCompile(`(?i)^\s*(?:error|exception)\s*\(\s*([A-Za-z_][\w.]*)\s*\)\s*:\s*`)
+	// Explicit failure statements that framework error templates open
+	// with. A bare "Error" must be followed by what an error report
+	// continues with (a colon, a bracket, a status code, "while …",
+	// "invoking …"), so that "Error rate is 0.2%" stays data.
+	errorPrefix = regexp.MustCompile(`(?i)^\s*(?:(?:error|exception)(?:\s*(?:[:(\[]|-\s|–|—|$)|\s+\d{3}\b|\s+(?:occurred|while|when|calling|executing|running|invoking|in|during|from|processing|on|at)\b)|an? (?:\w+ )?(?:error|exception) (?:occurred|was raised|has occurred)\b|(?:i )?encountered (?:an? )?(?:error|exception)\b|tool (?:call |execution )?failed\b|the tool (?:call )?failed\b)`)
+	// Results that start like a failure but may be ordinary output
+	// ("Failed logins: 3") count only when a rule classifies them.
+	weakErrorPrefix = regexp.MustCompile(`(?i)^\s*(?:failed|failure|fatal|could not|couldn't|unable to|cannot|sorry, )`)
+	// A JavaScript/Python exception class name.
+	exceptionName = regexp.MustCompile(`^[A-Za-z_][\w.]*(?:Error|Exception|Fault)$`)
+)
+
+// maxResultHead bounds the part of a result read when it does not say
+// it failed: the first line of an error message says what it is.
+const maxResultHead = 300
+
+// resultHeadFailure reads the start of a result that is not marked as an
+// error: it fails the call only when it opens like a failure that a rule
+// classifies, or when its first line says the call itself was wrong
+// (unknown tool, invalid arguments) — phrasings that ordinary tool output
+// does not start with. Anything else (a document mentioning rate limits)
+// is data.
+func (cl *classification) resultHeadFailure(content string) bool {
+	head := strings.TrimSpace(content)
+	if i := strings.IndexByte(head, '\n'); i >= 0 {
+		head = head[:i]
+	}
+	if len(head) > maxResultHead {
+		head = head[:maxResultHead]
+	}
+	if head == "" {
+		return false
+	}
+	f, ok := cl.memo.classifyText(head)
+	if !ok || lateReasonRules[f.Rule] {
+		return false
+	}
+	if weakErrorPrefix.MatchString(head) {
+		return true
+	}
+	return f.Type == WrongToolCalled || f.Type == SchemaMismatch
+}
+
+// resultIsError reports whether a fed-back result reports a failure: the
+// convention marked it, or its content is error-shaped (see above).
+func resultIsError(r *trajectory.ToolResult) bool {
+	if r == nil {
+		return false
+	}
+	if r.IsError {
+		return true
+	}
+	c := strings.TrimSpace(r.Content)
+	if c == "" {
+		return false
+	}
+	if errorPrefix.MatchString(c) || leadingException.MatchString(c) || wrappedException.MatchString(c) {
+		return true
+	}
+	_, ok := jsonError(c)
+	return ok
+}
+
+// maxResultJSON bounds the result decoded to look for an error shape.
+const maxResultJSON = 64 << 10
+
+// jsonError reads an error-shaped JSON result and returns what it says.
+func jsonError(c string) (trajectory.ErrorInfo, bool) {
+	if len(c) < 2 || c[0] != '{' || len(c) > maxResultJSON {
+		return trajectory.ErrorInfo{}, false
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal([]byte(c), &obj) != nil {
+		return trajectory.ErrorInfo{}, false
+	}
+	str := func(k string) string {
+		var s string
+		if v, ok := obj[k]; ok && json.Unmarshal(v, &s) == nil {
+			return s
+		}
+		return ""
+	}
+	info := trajectory.ErrorInfo{Message: firstNonEmpty(str("message"), str("error_message"), str("errorMessage"), str("detail"), str("reason"))}
+	for _, k := range []string{"is_error", "isError"} {
+		if string(trimRaw(obj[k])) == "true" {
+			return withText(info, c), true
+		}
+	}
+	if e, ok := obj["error"]; ok && !emptyJSON(e) {
+		e = trimRaw(e)
+		switch e[0] {
+		case '{':
+			var inner struct {
+				Message string          `json:"message"`
+				Type    string          `json:"type"`
+				Name    string          `json:"name"`
+				Code    json.RawMessage `json:"code"`
+			}
+			if json.Unmarshal(e, &inner) == nil {
+				info.Message = firstNonEmpty(inner.Message, info.Message)
+				info.Type = firstNonEmpty(inner.Name, inner.Type)
+				info.Code = strings.Trim(string(trimRaw(inner.Code)), `"`)
+			}
+		case '"':
+			var s string
+			if json.Unmarshal(e, &s) == nil {
+				info.Message = firstNonEmpty(s, info.Message)
+			}
+		}
+		return withText(info, c), true
+	}
+	// A serialized exception: {name: "TypeError", message: "…"}.
+	if info.Message != "" {
+		for _, k := range []string{"name", "type", "class", "__type__", "exception"} {
+			if n := str(k); exceptionName.MatchString(n) {
+				info.Type = n
+				return info, true
+			}
+		}
+		if _, ok := obj["stack"]; ok {
+			return info, true
+		}
+		if st := strings.ToLower(str("status")); st == "error" {
+			return info, true
+		}
+	}
+	if e, ok := obj["errors"]; ok && !emptyJSON(e) && trimRaw(e)[0] == '[' && emptyJSON(obj["data"]) {
+		return withText(info, c), true
+	}
+	return trajectory.ErrorInfo{}, false
+}
+
+// withText keeps the whole result as the message when the shape named no
+// message of its own, so text rules still read it.
+func withText(info trajectory.ErrorInfo, c string) trajectory.ErrorInfo {
+	if info.Message == "" {
+		info.Message = c
+	}
+	return info
+}
+
+func trimRaw(r json.RawMessage) json.RawMessage {
+	return json.RawMessage(strings.TrimSpace(string(r)))
+}
+
+// emptyJSON reports whether a JSON value is absent, null, false, or empty.
+func emptyJSON(r json.RawMessage) bool {
+	switch string(trimRaw(r)) {
+	case "", "null", "false", `""`, "{}", "[]", "0":
+		return true
+	}
+	return false
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+// textEvidence turns a result into evidence: a leading exception name
+// ("TimeoutError: …", "Error(TimeoutError): …") is read as an exception
+// type, an error-shaped JSON result as its name, code and message.
+func textEvidence(text string) trajectory.ErrorInfo {
+	if m := leadingException.FindStringSubmatch(text); m != nil {
+		return trajectory.ErrorInfo{Type: m[1], Message: text[len(m[0]):]}
+	}
+	if m := wrappedException.FindStringSubmatch(text); m != nil {
+		return trajectory.ErrorInfo{Type: m[1], Message: text[len(m[0]):]}
+	}
+	if info, ok := jsonError(strings.TrimSpace(text)); ok {
+		return info
+	}
+	return trajectory.ErrorInfo{Message: text}
+}

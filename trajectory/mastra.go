@@ -1,0 +1,302 @@
+package trajectory
+
+import (
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Mastra AI tracing (@mastra/otel-exporter, scope "@mastra/otel").
+//
+// Every span carries mastra.span.type. The span tree of one agent call is
+// agent_run → model_generation (the model loop of one generate/stream call)
+// → model_step (one model call, "step: N") → model_chunk ("chunk: '<type>'":
+// the streamed parts of that call) and tool_call ("tool.execute <tool>").
+// Older releases name the LLM types llm_generation / llm_step / llm_chunk.
+//
+// Fields: 0.x exports the span's input and output as "input" / "output"
+// (JSON text), tool spans also as gen_ai.tool.input / gen_ai.tool.output;
+// 1.x exports them as mastra.<span type>.input / .output, and tool spans
+// with the GenAI names gen_ai.tool.call.{id,arguments,result}. A model
+// step's output is {text, toolCalls: [{toolCallId, toolName, args}]}; its
+// input is {body: "<the provider request>"} and its "body" attribute the
+// raw provider response (both may be cut with "…[truncated]"). The model
+// generation carries the final gen_ai.response.finish_reasons ("stop",
+// "tool-calls", "length", "content-filter", "error").
+//
+// Errors: only a throwing tool span gets status ERROR (error.type,
+// error.message). A failed model call leaves every span OK and shows up as
+// a chunk whose output is {error: {name, message}}; a tool the model may
+// not call ("Tool x not found") as such a chunk too. When the agent call
+// throws, the enclosing spans are never ended: the chunks then arrive
+// without their step (see rolePart in build.go).
+//
+// The reader is exclusive: Mastra also sets gen_ai.operation.name (chat on
+// the model generation), which the GenAI reader would read as one model
+// call for the whole loop.
+
+const mastraSpanTypeKey = "mastra.span.type"
+
+func mastraDetect(c *spanCtx) (spanRole, bool) {
+	v, ok := c.attrs.Get(mastraSpanTypeKey)
+	if !ok {
+		return roleNone, false
+	}
+	switch strings.ToLower(v.AsString()) {
+	case "agent_run":
+		return roleAgent, true
+	case "model_generation", "llm_generation":
+		// The loop of model calls of one generate/stream call: a run
+		// boundary when the agent span above it is missing.
+		return roleAgent, true
+	case "model_step", "llm_step":
+		return roleLLM, true
+	case "model_chunk", "llm_chunk":
+		return rolePart, true
+	case "tool_call", "mcp_tool_call", "provider_tool_call":
+		return roleTool, true
+	}
+	return roleNone, true
+}
+
+// mastraIO returns the span's input or output ("input"/"output" in 0.x,
+// mastra.<type>.input/output in 1.x).
+func mastraIO(c *spanCtx, which string) string {
+	if s := attrStr(c.attrs, which); s != "" {
+		return s
+	}
+	t := strings.ToLower(attrStr(c.attrs, mastraSpanTypeKey))
+	return attrStr(c.attrs, "mastra."+t+"."+which)
+}
+
+func mastraFill(c *spanCtx, st *Step) {
+	a := c.attrs
+	if st.Kind == StepTool {
+		if st.ToolName == "" {
+			st.ToolName = attrStr(a, "gen_ai.tool.name")
+		}
+		if st.ToolCallID == "" {
+			st.ToolCallID = attrStr(a, "gen_ai.tool.call.id")
+		}
+		if st.Arguments == "" {
+			st.Arguments = firstStr(a, "gen_ai.tool.call.arguments", "gen_ai.tool.input")
+			if st.Arguments == "" {
+				st.Arguments = mastraIO(c, "input")
+			}
+		}
+		if st.Result == "" {
+			st.Result = firstStr(a, "gen_ai.tool.call.result", "gen_ai.tool.output")
+			if st.Result == "" {
+				st.Result = mastraIO(c, "output")
+			}
+		}
+		if !st.ResultIsError && looksJSON(st.Result) {
+			st.ResultIsError = mcpResultIsError([]byte(st.Result))
+		}
+		if msg := attrStr(a, "error.message"); msg != "" && st.StatusMessage == "" {
+			st.StatusMessage = msg
+		}
+		return
+	}
+	if st.Model == "" {
+		st.Model = firstStr(a, "gen_ai.response.model", "modelId", "gen_ai.request.model")
+	}
+	var out struct {
+		Text         string         `json:"text"`
+		ToolCalls    []jsonToolCall `json:"toolCalls"`
+		FinishReason string         `json:"finishReason"`
+	}
+	if s := mastraIO(c, "output"); looksJSON(s) && lenientUnmarshal([]byte(s), &out) {
+		if st.OutputText == "" {
+			st.OutputText = out.Text
+		}
+		if len(st.Requested) == 0 {
+			for _, jc := range out.ToolCalls {
+				if tc := jc.toToolCall(); tc.Name != "" || tc.ID != "" {
+					st.Requested = appendCall(st.Requested, tc)
+				}
+			}
+		}
+		if len(st.FinishReasons) == 0 && out.FinishReason != "" {
+			st.FinishReasons = []string{out.FinishReason}
+		}
+		st.OutputEmpty = st.OutputText == "" && len(st.Requested) == 0
+	}
+	// The raw provider response: finish reason and usage, read by pattern
+	// because the exporter cuts long values.
+	body := attrStr(a, "body")
+	if len(st.FinishReasons) == 0 {
+		if fr := scanJSONString(body, finishReasonRe); fr != "" {
+			st.FinishReasons = []string{fr}
+		}
+	}
+	if st.InputTokens == 0 {
+		st.InputTokens = scanJSONInt(body, inputTokensRe)
+	}
+	if st.OutputTokens == 0 {
+		st.OutputTokens = scanJSONInt(body, outputTokensRe)
+	}
+	// The provider request: the messages and tool definitions the model
+	// was given, when the exporter kept the body whole.
+	if in := mastraIO(c, "input"); looksJSON(in) && (len(st.Offered) == 0 || len(st.InputResults) == 0) {
+		var w struct {
+			Body json.RawMessage `json:"body"`
+		}
+		if lenientUnmarshal([]byte(in), &w) {
+			req := rawJSONText(w.Body)
+			var r struct {
+				Messages json.RawMessage `json:"messages"`
+				Tools    json.RawMessage `json:"tools"`
+			}
+			if looksJSON(req) && json.Valid([]byte(req)) && lenientUnmarshal([]byte(req), &r) {
+				if len(st.Offered) == 0 && len(r.Tools) > 0 {
+					st.Offered = c.toolDefs(string(r.Tools))
+				}
+				if len(st.InputResults) == 0 && len(r.Messages) > 0 {
+					applyInput(st, decodeMessages(string(r.Messages)))
+				}
+			}
+		}
+	}
+}
+
+// mastraChunkKind reads the chunk type from the span name "chunk: '<type>'".
+func mastraChunkKind(name string) string {
+	rest, ok := strings.CutPrefix(name, "chunk: ")
+	if !ok {
+		return ""
+	}
+	return strings.Trim(strings.TrimSpace(rest), `'"`)
+}
+
+// mastraPart adds one streamed chunk of a model call to its step: a tool
+// call the model asked for, the result the framework fed back for it, the
+// call's text, or the error that ended it. The chunk's shape decides; its
+// type in the span name only separates a tool error from a result.
+func mastraPart(c *spanCtx, st *Step) {
+	s := mastraIO(c, "output")
+	if !looksJSON(s) {
+		return
+	}
+	var ch struct {
+		Text         json.RawMessage `json:"text"`
+		ToolName     string          `json:"toolName"`
+		ToolCallID   string          `json:"toolCallId"`
+		ToolInput    json.RawMessage `json:"toolInput"`
+		Args         json.RawMessage `json:"args"`
+		Input        json.RawMessage `json:"input"`
+		Result       json.RawMessage `json:"result"`
+		Output       json.RawMessage `json:"output"`
+		Error        json.RawMessage `json:"error"`
+		FinishReason string          `json:"finishReason"`
+	}
+	if !lenientUnmarshal([]byte(s), &ch) {
+		return
+	}
+	kind := strings.ToLower(mastraChunkKind(c.sp.Name()))
+	switch {
+	case len(ch.Error) > 0 && ch.ToolCallID == "":
+		// The call failed: {error: {name, message}} or {error: "text"}.
+		st.Errors = appendErrorInfo(st.Errors, errorInfoFromJSON(ch.Error))
+	case ch.ToolCallID != "" && (len(ch.Result) > 0 || len(ch.Output) > 0 || len(ch.Error) > 0):
+		res := ToolResult{CallID: ch.ToolCallID, Name: ch.ToolName, IsError: kind == "tool-error" || len(ch.Error) > 0}
+		switch {
+		case len(ch.Error) > 0:
+			res.Content = contentText(ch.Error)
+		case len(ch.Result) > 0:
+			res.Content = rawJSONText(ch.Result)
+			res.IsError = res.IsError || mcpResultIsError(ch.Result)
+		default:
+			res.Content, res.IsError = vercelOutput(ch.Output, res.IsError)
+		}
+		st.ToolResults = append(st.ToolResults, res)
+	case ch.ToolName != "" || ch.ToolCallID != "":
+		tc := ToolCall{ID: ch.ToolCallID, Name: ch.ToolName}
+		for _, r := range []json.RawMessage{ch.ToolInput, ch.Args, ch.Input} {
+			if a := rawJSONText(r); a != "" {
+				tc.Arguments = a
+				break
+			}
+		}
+		st.Requested = appendCall(st.Requested, tc)
+	case len(ch.Text) > 0:
+		// The step's own output holds the whole text; a step assembled
+		// from chunks gets it chunk by chunk.
+		if t := rawJSONText(ch.Text); t != "" && !strings.Contains(st.OutputText, t) {
+			st.OutputText += t
+		}
+	}
+	if ch.FinishReason != "" && len(st.FinishReasons) == 0 {
+		st.FinishReasons = []string{ch.FinishReason}
+	}
+}
+
+// errorInfoFromJSON reads a serialized error: {name, message, code} (a
+// JavaScript Error, an SDK error), {type, message}, or a plain string.
+func errorInfoFromJSON(r json.RawMessage) ErrorInfo {
+	r = trimJSON(r)
+	if len(r) > 0 && r[0] == '{' {
+		var e struct {
+			Name    string          `json:"name"`
+			Type    string          `json:"type"`
+			Message string          `json:"message"`
+			Code    json.RawMessage `json:"code"`
+		}
+		if lenientUnmarshal(r, &e) && (e.Message != "" || e.Name != "") {
+			info := ErrorInfo{Type: firstNonEmpty(e.Name, e.Type), Message: e.Message}
+			if len(info.Message) > maxErrorTextScan {
+				info.Message = info.Message[:maxErrorTextScan]
+			}
+			info.Code = providerCode(info.Message)
+			if info.Code == "" {
+				if code := rawJSONText(e.Code); isCodeLike(code) {
+					info.Code = code
+				}
+			}
+			return info
+		}
+	}
+	msg := rawJSONText(r)
+	if len(msg) > maxErrorTextScan {
+		msg = msg[:maxErrorTextScan]
+	}
+	return ErrorInfo{Message: msg, Code: providerCode(msg)}
+}
+
+// appendErrorInfo adds e unless it is empty, already there, or the step
+// holds as many as readErrors keeps for a span.
+func appendErrorInfo(errs []ErrorInfo, e ErrorInfo) []ErrorInfo {
+	if e.Type == "" && e.Message == "" || len(errs) >= MaxExceptionsPerSpan {
+		return errs
+	}
+	for _, x := range errs {
+		if x == e {
+			return errs
+		}
+	}
+	return append(errs, e)
+}
+
+var (
+	finishReasonRe = regexp.MustCompile(`"(?:finish_reason|finishReason|stop_reason)"\s*:\s*"([A-Za-z_\-]{1,40})"`)
+	inputTokensRe  = regexp.MustCompile(`"(?:prompt_tokens|input_tokens|inputTokens|promptTokens)"\s*:\s*(\d{1,12})\b`)
+	outputTokensRe = regexp.MustCompile(`"(?:completion_tokens|output_tokens|outputTokens|completionTokens)"\s*:\s*(\d{1,12})\b`)
+)
+
+// scanJSONString returns the first capture of re in the first
+// maxErrorTextScan bytes of s.
+func scanJSONString(s string, re *regexp.Regexp) string {
+	if len(s) > maxErrorTextScan {
+		s = s[:maxErrorTextScan]
+	}
+	if m := re.FindStringSubmatch(s); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+func scanJSONInt(s string, re *regexp.Regexp) int64 {
+	n, _ := strconv.ParseInt(scanJSONString(s, re), 10, 64)
+	return n
+}
