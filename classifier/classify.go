@@ -290,7 +290,10 @@ func (cl *classification) callIncidents() {
 		if !resErr && !toolFailed && result != nil && cl.resultHeadFailure(result.Content) {
 			resErr = true
 		}
-		c.failed = toolFailed || resErr
+		// A tool that ran on a missing or non-numeric argument and says so
+		// only by echoing JavaScript's undefined or NaN.
+		placeholder := !toolFailed && !resErr && result != nil && placeholderValue(result.Content)
+		c.failed = toolFailed || resErr || placeholder
 		c.ok = !c.failed && (tool != nil || c.result != nil)
 
 		var f finding
@@ -305,6 +308,9 @@ func (cl *classification) callIncidents() {
 		}
 		if !found && !c.failed {
 			continue
+		}
+		if !found && placeholder {
+			f, found = finding{Type: SchemaMismatch, Signal: SignalPlaceholderValue, Confidence: confPlaceholderValue}, true
 		}
 		if !found {
 			ev := evidence{}

@@ -209,3 +209,30 @@ func textEvidence(text string) trajectory.ErrorInfo {
 	}
 	return trajectory.ErrorInfo{Message: text}
 }
+
+// A result that echoes a missing argument. Tools that do not validate
+// their input (LlamaIndex's tool(), hand-written functions) run on
+// whatever the model sent and return a result in which a missing argument
+// shows up as JavaScript's undefined and an unparsable number as NaN
+// (JSON-encoded as the string "undefined", or as a bare token in a
+// hand-rolled rendering). A value that is exactly one of those, in
+// key-value position, is the tool saying it got no valid argument: the
+// call did not match the tool's schema. The word anywhere else ("undefined
+// behaviour") is text.
+var placeholderRe = regexp.MustCompile(`[:=]\s*(?:\\+|["'])?(?:undefined|NaN)(?:\\+|["'])?\s*[,}\]]`)
+
+const confPlaceholderValue = 0.5
+
+// maxPlaceholderScan bounds the result scanned for a placeholder value.
+const maxPlaceholderScan = 16 << 10
+
+func placeholderValue(content string) bool {
+	c := strings.TrimSpace(content)
+	if len(c) > maxPlaceholderScan {
+		c = c[:maxPlaceholderScan]
+	}
+	if len(c) < 2 || (c[0] != '{' && c[0] != '[') {
+		return false
+	}
+	return placeholderRe.MatchString(c)
+}

@@ -170,3 +170,40 @@ func TestSilentLastModelCall(t *testing.T) {
 		t.Error("negative SilentCallTimeout accepted")
 	}
 }
+
+// A tool that does not validate its input echoes a missing argument as
+// undefined and an unparsable number as NaN.
+func TestResultEchoingAMissingArgument(t *testing.T) {
+	c := mustNew(t, Options{})
+	for _, content := range []string{
+		`{"origin":"LIS","destination":"undefined","seats":2}`,
+		`{"amount":NaN,"unit":"kg"}`,
+		`{\sku\:\undefined\,\qty\:3}`, // an instrumentation that replaced the quotes
+		`[{"id":1,"owner":undefined}]`,
+	} {
+		b := newRun().llm().fed(res(content)).answer("Sorry, I could not do that.")
+		v := c.Classify(&b.run)
+		wantVerdict(t, v, OutcomeFailed, SchemaMismatch)
+		if v.Signal != SignalPlaceholderValue {
+			t.Errorf("%q: signal %s", content, v.Signal)
+		}
+	}
+	for _, content := range []string{
+		`{"note":"reading past the end is undefined behaviour"}`,
+		`{"value":null,"reason":"not measured"}`,
+		`{"label":"NaN handling","steps":3}`,
+		"The origin is undefined, please ask the user.",
+	} {
+		b := newRun().llm().fed(res(content)).answer("Done.")
+		if v := c.Classify(&b.run); v.Outcome != OutcomeOK {
+			t.Errorf("%q: got %s/%s (%s), want ok", content, v.Outcome, v.FailureType, v.Signal)
+		}
+	}
+	// A later call of the same tool that got valid arguments recovers it.
+	b := newRun().llm(tc("1", "lookup", `{}`)).
+		answer("", trajectory.ToolResult{CallID: "1", Content: `{"city":"undefined","temp":null}`})
+	b.run.Steps[1].FinishReasons = []string{"tool_calls"}
+	b.run.Steps[1].Requested = []trajectory.ToolCall{tc("2", "lookup", `{"city":"Oslo"}`)}
+	b.answer("6 degrees in Oslo.", trajectory.ToolResult{CallID: "2", Content: `{"city":"Oslo","temp":6}`})
+	wantVerdict(t, c.Classify(&b.run), OutcomeRecovered, "")
+}

@@ -66,21 +66,22 @@ const (
 type Signal string
 
 const (
-	SignalManifest      Signal = "manifest"       // requested tool not among the offered definitions
-	SignalJSONSchema    Signal = "json_schema"    // arguments fail the offered JSON Schema
-	SignalFinishReason  Signal = "finish_reason"  // e.g. length
-	SignalStepLimit     Signal = "step_limit"     // the run stopped while still calling tools
-	SignalNoResponse    Signal = "no_response"    // the last model call came back empty and the run ended there
-	SignalLoop          Signal = "loop"           // repeated equal tool calls
-	SignalHTTPStatus    Signal = "http_status"    //
-	SignalJSONRPCCode   Signal = "jsonrpc_code"   //
-	SignalProviderCode  Signal = "provider_code"  // context_length_exceeded, rate_limit_exceeded, ...
-	SignalExceptionType Signal = "exception_type" //
-	SignalTextRule      Signal = "text_rule"      // Rule holds the rule name
-	SignalConstraint    Signal = "constraint"     // a forbidden string in LLM output
-	SignalOTTL          Signal = "ottl"           // Rule holds the OTTL rule name
-	SignalLLM           Signal = "llm"
-	SignalNone          Signal = ""
+	SignalManifest         Signal = "manifest"          // requested tool not among the offered definitions
+	SignalJSONSchema       Signal = "json_schema"       // arguments fail the offered JSON Schema
+	SignalFinishReason     Signal = "finish_reason"     // e.g. length
+	SignalStepLimit        Signal = "step_limit"        // the run stopped while still calling tools
+	SignalNoResponse       Signal = "no_response"       // the last model call came back empty and the run ended there
+	SignalPlaceholderValue Signal = "placeholder_value" // a tool result holds undefined/NaN: the tool ran on a missing or non-numeric argument
+	SignalLoop             Signal = "loop"              // repeated equal tool calls
+	SignalHTTPStatus       Signal = "http_status"       //
+	SignalJSONRPCCode      Signal = "jsonrpc_code"      //
+	SignalProviderCode     Signal = "provider_code"     // context_length_exceeded, rate_limit_exceeded, ...
+	SignalExceptionType    Signal = "exception_type"    //
+	SignalTextRule         Signal = "text_rule"         // Rule holds the rule name
+	SignalConstraint       Signal = "constraint"        // a forbidden string in LLM output
+	SignalOTTL             Signal = "ottl"              // Rule holds the OTTL rule name
+	SignalLLM              Signal = "llm"
+	SignalNone             Signal = ""
 )
 
 // Label returns the signal as written in evidence: text_rule:<name> and

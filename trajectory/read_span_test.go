@@ -42,7 +42,8 @@ func TestSpanReaderReadsAsBuildDoes(t *testing.T) {
 					for _, run := range runs {
 						want = append(want, run.Steps...)
 					}
-					isStep := got.Role == SpanLLM || got.Role == SpanTool
+					// A part alone is the model call's step assembled from it.
+					isStep := got.Role == SpanLLM || got.Role == SpanTool || got.Role == SpanPart
 					if isStep != (len(want) == 1) || len(want) > 1 {
 						t.Fatalf("%s span %s %q: role %d, Build alone made %d steps", f, sp.SpanID(), sp.Name(), got.Role, len(want))
 					}

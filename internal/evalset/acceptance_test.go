@@ -69,6 +69,13 @@ var evidenceAbsent = map[string]string{
 	"mcp-openllmetry/llm_429.json":          "the failing chat span and the root were never ended; only MCP initialize/tools/list/session spans remain, none with an error",
 	"mcp-openllmetry/llm_timeout.json":      "the failing chat span and the root were never ended; only MCP initialize/tools/list/session spans remain, none with an error",
 	"mcp-openllmetry/context_overflow.json": "the chat span that got the 400 context-length error and the root were never ended; the spans end after a successful tool call",
+	// Added with the 12-stack set (not a capture that passed before): the
+	// same loss as mcp-openllmetry/context_overflow. The export holds the
+	// first chat span (finish tool_call) and one successful search_docs
+	// tool span whose output is complete, valid JSON of 5.7 KB (6 results,
+	// nowhere near a context window); the chat span that got the 400, the
+	// agent and the workflow spans were never ended; no .logs.json.
+	"openllmetry/context_overflow.json": "the chat span that got the 400 context-length error and the root were never ended; the spans end after a successful tool call whose complete 5.7 KB result shows no overflow",
 }
 
 // Every corpus entry is classified as its labelled type or unknown, never
