@@ -80,7 +80,8 @@ const (
 	SignalTextRule         Signal = "text_rule"         // Rule holds the rule name
 	SignalConstraint       Signal = "constraint"        // a forbidden string in LLM output
 	SignalOTTL             Signal = "ottl"              // Rule holds the OTTL rule name
-	SignalLLM              Signal = "llm"
+	SignalLLM              Signal = "llm"               // a model's answer that passed the gates; Rule holds the model name
+	SignalCorrection       Signal = "correction"        // a human correction of the error shape; Rule holds its signature
 	SignalNone             Signal = ""
 )
 

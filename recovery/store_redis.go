@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
 // RedisStore keeps history and breakers in Redis so that several collectors
@@ -38,25 +37,7 @@ type RedisStoreOptions struct {
 // NewRedisStore returns a store backed by the Redis at o.Endpoint. It does
 // not connect until first used.
 func NewRedisStore(o RedisStoreOptions) *RedisStore {
-	timeout := orDefaultDuration(o.Timeout, 100*time.Millisecond)
-	client := redis.NewClient(&redis.Options{
-		Addr:                  o.Endpoint,
-		Username:              o.Username,
-		Password:              o.Password,
-		DB:                    o.DB,
-		Protocol:              2,
-		DialTimeout:           timeout,
-		DialerRetries:         1,
-		ReadTimeout:           timeout,
-		WriteTimeout:          timeout,
-		PoolTimeout:           timeout,
-		ContextTimeoutEnabled: true,
-		// The caller degrades to memory on error; retrying here would only
-		// hold the pipeline longer.
-		MaxRetries:               -1,
-		DisableIdentity:          true,
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-	})
+	client := NewRedisClient(o)
 	prefix := o.KeyPrefix
 	if prefix == "" {
 		prefix = "triage:"

@@ -24,6 +24,16 @@ type runJSON struct {
 	EvidenceSpanID string         `json:"evidence_span_id"`
 	Reason         string         `json:"reason,omitempty"`
 	Incidents      []incidentJSON `json:"incidents"`
+	// Model is set when a model is configured and the run was an unknown
+	// failure: what the consultation did.
+	Model *modelJSON `json:"model,omitempty"`
+}
+
+type modelJSON struct {
+	Outcome   string `json:"outcome"`
+	Gate      string `json:"gate,omitempty"`
+	Source    string `json:"source,omitempty"`
+	Signature string `json:"signature,omitempty"`
 }
 
 type incidentJSON struct {
@@ -55,6 +65,9 @@ func toJSON(r evalset.RunResult) runJSON {
 	if v.Outcome == classifier.OutcomeFailed {
 		out.FailureType = string(v.FailureType)
 	}
+	if c := r.Consultation; c != nil {
+		out.Model = &modelJSON{Outcome: c.Outcome, Gate: c.Gate, Source: c.Source, Signature: c.Signature}
+	}
 	for _, in := range v.Incidents {
 		out.Incidents = append(out.Incidents, incidentJSON{
 			SpanID:      in.SpanID.String(),
@@ -72,6 +85,7 @@ func runClassify(args []string, stdout, stderr io.Writer) int {
 	var constraints stringList
 	fs.Var(&constraints, "constraint", "forbidden `string`: found in an LLM output it is a constraint_ignored incident (repeatable)")
 	explain := fs.Bool("explain", false, "print the trajectory and the reasoning for humans instead of JSON lines")
+	lf := addLLMFlags(fs, true)
 	files, err := parseInterleaved(fs, args)
 	if err != nil {
 		return exitUsage
@@ -83,6 +97,10 @@ func runClassify(args []string, stdout, stderr io.Writer) int {
 	cl, err := classifier.New(classifier.Options{Constraints: constraints})
 	if err != nil {
 		fmt.Fprintf(stderr, "triage classify: %v\n", err)
+		return exitUsage
+	}
+	model, ok := lf.consultant("classify", stderr)
+	if !ok {
 		return exitUsage
 	}
 	enc := json.NewEncoder(stdout)
@@ -98,9 +116,9 @@ func runClassify(args []string, stdout, stderr io.Writer) int {
 		if td.SpanCount() == 0 {
 			fmt.Fprintf(stderr, "triage classify: %s holds no spans\n", f)
 		}
-		results := evalset.ClassifyTraces(cl, td)
+		results := evalset.ClassifyTracesWith(cl, model, td)
 		if *explain {
-			explainFile(stdout, f, td.SpanCount(), results)
+			explainFile(stdout, f, td.SpanCount(), results, model)
 			continue
 		}
 		for _, r := range results {

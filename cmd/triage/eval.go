@@ -13,21 +13,27 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&labels, "labels", "labels.json of a capture set (`FILE`, repeatable)")
 	fs.Var(&corpora, "corpus", "labelled error-string corpus (`FILE`, repeatable)")
 	verbose := fs.Bool("verbose", false, "list every item, not only the failures")
+	corrections := fs.String("corrections", "", "JSONL `FILE` of corrections to score as a labelled set over the trace FILEs given as arguments")
+	lf := addLLMFlags(fs, false)
 	rest, err := parseInterleaved(fs, args)
 	if err != nil {
 		return exitUsage
 	}
-	if len(rest) > 0 {
-		fmt.Fprintf(stderr, "triage eval: unexpected argument %q (use --labels or --corpus)\n", rest[0])
+	if len(rest) > 0 && *corrections == "" {
+		fmt.Fprintf(stderr, "triage eval: unexpected argument %q (use --labels or --corpus; trace files go with --corrections)\n", rest[0])
 		return exitUsage
 	}
-	if len(labels) == 0 && len(corpora) == 0 {
-		fmt.Fprintln(stderr, "triage eval: give --labels FILE and/or --corpus FILE")
+	if len(labels) == 0 && len(corpora) == 0 && *corrections == "" {
+		fmt.Fprintln(stderr, "triage eval: give --labels FILE, --corpus FILE and/or --corrections FILE with trace FILEs")
+		return exitUsage
+	}
+	model, ok := lf.consultant("eval", stderr)
+	if !ok {
 		return exitUsage
 	}
 	var sets []evalset.Set
 	for _, f := range labels {
-		s, err := evalset.ScoreCaptures(f)
+		s, err := evalset.ScoreCapturesWith(f, model)
 		if err != nil {
 			fmt.Fprintf(stderr, "triage eval: %v\n", err)
 			return exitFailed
@@ -35,15 +41,43 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 		sets = append(sets, s)
 	}
 	for _, f := range corpora {
-		s, err := evalset.ScoreCorpus(f)
+		s, err := evalset.ScoreCorpusWith(f, model)
 		if err != nil {
 			fmt.Fprintf(stderr, "triage eval: %v\n", err)
 			return exitFailed
 		}
 		sets = append(sets, s)
 	}
-	if _, failed := evalset.WriteReport(stdout, sets, *verbose); failed > 0 {
-		return exitFailed
+	var cov *evalset.Coverage
+	code := exitOK
+	if *corrections != "" {
+		s, c, err := evalset.ScoreCorrections(*corrections, rest, model)
+		if err != nil {
+			fmt.Fprintf(stderr, "triage eval: %v\n", err)
+			code = exitFailed
+		}
+		if err == nil || len(s.Items) > 0 {
+			sets = append(sets, s)
+			cov = &c
+		}
 	}
-	return exitOK
+	if model != nil {
+		fmt.Fprintf(stdout, "model: %s (runs left unknown without a reason were asked; answers gated)\n\n", model.Model())
+	}
+	if _, failed := evalset.WriteReport(stdout, sets, *verbose); failed > 0 {
+		code = exitFailed
+	}
+	if cov != nil {
+		writeCoverage(stdout, *cov)
+	}
+	return code
+}
+
+// writeCoverage prints how far the corrections reach (the seed's fit()).
+func writeCoverage(w io.Writer, c evalset.Coverage) {
+	fmt.Fprintf(w, "\ncorrections: %d, %d matched a run, %d name a signature (the processor applies those as overrides)\n", c.Total, c.Matched, c.Signatures)
+	for _, ft := range c.Types() {
+		tc := c.ByType[ft]
+		fmt.Fprintf(w, "  %-19s correct %d, wrong %d\n", ft, tc.Correct, tc.Wrong)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/triage-otel/triage/classifier"
+	"github.com/triage-otel/triage/classifier/llm"
 	"github.com/triage-otel/triage/internal/evalset"
 	"github.com/triage-otel/triage/trajectory"
 )
@@ -15,7 +16,7 @@ const maxShown = 160
 
 // explainFile prints, for humans, each run's trajectory and the reasoning
 // that led to its verdict.
-func explainFile(w io.Writer, file string, spans int, results []evalset.RunResult) {
+func explainFile(w io.Writer, file string, spans int, results []evalset.RunResult, model *llm.Consultant) {
 	fmt.Fprintf(w, "%s: spans %d, runs %d\n", file, spans, len(results))
 	for i, r := range results {
 		run := r.Run
@@ -37,6 +38,9 @@ func explainFile(w io.Writer, file string, spans int, results []evalset.RunResul
 			fmt.Fprintf(w, "  error on %s span %s %q:%s\n", rootOrSpan(se.IsRoot), se.SpanID, se.Name, errorSummary(se.StatusError, se.StatusMessage, se.Errors, se.HTTPStatus, se.HasJSONRPC, se.JSONRPCCode))
 		}
 		explainVerdict(w, r.Verdict)
+		if model != nil {
+			explainConsultation(w, model.Model(), r.Consultation)
+		}
 	}
 	fmt.Fprintln(w)
 }

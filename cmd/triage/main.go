@@ -2,8 +2,8 @@
 // scores the classifier on labelled sets, and replays captures to a
 // collector.
 //
-//	triage classify [--constraint S]... [--explain] FILE...
-//	triage eval [--labels FILE]... [--corpus FILE]... [--verbose]
+//	triage classify [--constraint S]... [--explain] [--llm-endpoint URL --llm-model M] [--corrections F] FILE...
+//	triage eval [--labels FILE]... [--corpus FILE]... [--corrections F FILE...] [--verbose] [--llm-endpoint URL --llm-model M]
 //	triage replay [--endpoint URL] [--fresh-ids] FILE...
 //	triage sink [--listen HOST:PORT] [--secret S] [--tolerance D]
 package main
@@ -22,12 +22,16 @@ func main() {
 }
 
 const usage = `usage:
-  triage classify [--constraint S]... [--explain] FILE...
+  triage classify [--constraint S]... [--explain] [--corrections F] FILE...
       classify every agent run in OTLP/JSON trace files; one JSON object per run per line
       (--explain: the trajectory and the reasoning, for humans)
-  triage eval [--labels FILE]... [--corpus FILE]... [--verbose]
-      score the classifier on a labelled capture set (labels.json) and string corpora;
-      prints per-type precision/recall, misroutes, false failures and "N passed, N failed"
+  triage eval [--labels FILE]... [--corpus FILE]... [--corrections F FILE...] [--verbose]
+      score the classifier on a labelled capture set (labels.json), string corpora and a
+      corrections file (JSONL) over trace FILEs; prints per-type precision/recall, misroutes,
+      false failures, the corrections' coverage and "N passed, N failed"
+  classify and eval ask a model about the runs left unknown when $TRIAGE_LLM_BASE_URL (or
+      --llm-endpoint URL) is set, with $TRIAGE_LLM_MODEL (--llm-model) and $TRIAGE_LLM_API_KEY;
+      --llm-max-tokens, --llm-timeout; only gated answers are kept (see README)
   triage replay [--endpoint URL] [--fresh-ids] FILE...
       POST OTLP/JSON files to <endpoint>/v1/traces (default http://localhost:4318)
   triage sink [--listen HOST:PORT] [--secret S] [--tolerance D]

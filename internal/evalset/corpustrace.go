@@ -2,6 +2,7 @@ package evalset
 
 import (
 	"crypto/sha256"
+	"path/filepath"
 	"strconv"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -69,4 +70,10 @@ func CorpusTrace(e CorpusEntry, key string) ptrace.Traces {
 
 func corpusKey(file string, i int) string {
 	return file + "#" + strconv.Itoa(i)
+}
+
+// CorpusTraceFor is the trace ScoreCorpus makes of entry i of the corpus
+// at path.
+func CorpusTraceFor(path string, i int, e CorpusEntry) ptrace.Traces {
+	return CorpusTrace(e, corpusKey(filepath.Base(path), i))
 }

@@ -1,11 +1,13 @@
 package evalset
 
 import (
+	"context"
 	"fmt"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/triage-otel/triage/classifier"
+	"github.com/triage-otel/triage/classifier/llm"
 	"github.com/triage-otel/triage/trajectory"
 )
 
@@ -13,16 +15,28 @@ import (
 type RunResult struct {
 	Run     trajectory.Run
 	Verdict classifier.Verdict
+	// Consultation is what the model was asked and answered, when a model
+	// is set and the run was an unknown failure.
+	Consultation *llm.Consultation
 }
 
 // ClassifyTraces is the one classification path: trajectory.Build, then
 // Classify on every run. The CLI and the scorer both use it; opts are
 // Build's (e.g. trajectory.WithLogs for a capture's log events).
 func ClassifyTraces(c *classifier.Classifier, td ptrace.Traces, opts ...trajectory.Option) []RunResult {
+	return ClassifyTracesWith(c, nil, td, opts...)
+}
+
+// ClassifyTracesWith is ClassifyTraces with a model consulted on the runs
+// left unknown (nil: none).
+func ClassifyTracesWith(c *classifier.Classifier, model *llm.Consultant, td ptrace.Traces, opts ...trajectory.Option) []RunResult {
 	runs := trajectory.Build(td, opts...)
 	out := make([]RunResult, len(runs))
 	for i := range runs {
 		out[i] = RunResult{Run: runs[i], Verdict: c.Classify(&runs[i])}
+		if model != nil {
+			out[i].Verdict, out[i].Consultation = model.Review(context.Background(), c, &out[i].Run, out[i].Verdict)
+		}
 	}
 	return out
 }

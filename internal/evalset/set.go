@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/triage-otel/triage/classifier"
+	"github.com/triage-otel/triage/classifier/llm"
 )
 
 // Set is a scored evaluation set.
@@ -19,19 +20,30 @@ type Set struct {
 // Captures that cannot be read are items of kind error (they fail); a
 // capture without spans is not scorable.
 func ScoreCaptures(labelsPath string) (Set, error) {
+	return ScoreCapturesWith(labelsPath, nil)
+}
+
+// ScoreCapturesWith is ScoreCaptures with a model consulted on the runs
+// left unknown (nil: none).
+func ScoreCapturesWith(labelsPath string, model *llm.Consultant) (Set, error) {
 	caps, err := LoadLabels(labelsPath)
 	if err != nil {
 		return Set{}, err
 	}
 	set := Set{Name: labelsPath}
 	for _, c := range caps {
-		set.Items = append(set.Items, ScoreCapture(c))
+		set.Items = append(set.Items, ScoreCaptureWith(c, model))
 	}
 	return set, nil
 }
 
 // ScoreCapture classifies and judges one capture.
 func ScoreCapture(c Capture) Item {
+	return ScoreCaptureWith(c, nil)
+}
+
+// ScoreCaptureWith is ScoreCapture with a model (nil: none).
+func ScoreCaptureWith(c Capture, model *llm.Consultant) Item {
 	fail := func(kind Kind, detail string) Item {
 		return Item{Name: c.Name(), Label: c.Label, Kind: kind, Detail: detail}
 	}
@@ -53,7 +65,7 @@ func ScoreCapture(c Capture) Item {
 	if err != nil {
 		return fail(KindError, "classifier: "+err.Error())
 	}
-	it := Judge(c.Label, false, ClassifyTraces(cl, td, opts...))
+	it := Judge(c.Label, false, ClassifyTracesWith(cl, model, td, opts...))
 	it.Name = c.Name()
 	return it
 }
@@ -61,6 +73,11 @@ func ScoreCapture(c Capture) Item {
 // ScoreCorpus turns every entry of a string corpus into a trace, classifies
 // it and judges it, accepting unknown.
 func ScoreCorpus(path string) (Set, error) {
+	return ScoreCorpusWith(path, nil)
+}
+
+// ScoreCorpusWith is ScoreCorpus with a model (nil: none).
+func ScoreCorpusWith(path string, model *llm.Consultant) (Set, error) {
 	entries, err := LoadCorpus(path)
 	if err != nil {
 		return Set{}, err
@@ -78,7 +95,7 @@ func ScoreCorpus(path string) (Set, error) {
 				Detail: fmt.Sprintf("label %q is neither %q nor a failure type", e.Label, LabelNone)})
 			continue
 		}
-		it := Judge(e.Label, true, ClassifyTraces(cl, CorpusTrace(e, corpusKey(base, i))))
+		it := Judge(e.Label, true, ClassifyTracesWith(cl, model, CorpusTrace(e, corpusKey(base, i))))
 		it.Name = name
 		it.Detail = joinDetail(it.Detail, truncate(e.Error, 100))
 		set.Items = append(set.Items, it)
