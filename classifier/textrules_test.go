@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/triage-otel/triage/trajectory"
 )
 
 // Phrasings from SDKs and frameworks that are not in the shipped corpora
@@ -278,6 +280,15 @@ func FuzzTextRules(f *testing.F) {
 			if _, known := ParseFailureType(string(a.Type)); !known && a.Type != stepLimitType {
 				t.Fatalf("unknown failure type %q on %q", a.Type, s)
 			}
+		}
+		// The error-shape reading of tool results (results.go) takes the
+		// same untrusted text: it never panics and is deterministic.
+		r := trajectory.ToolResult{Content: s}
+		if resultIsError(&r) != resultIsError(&r) || placeholderValue(s) != placeholderValue(s) {
+			t.Fatalf("result shape not deterministic on %q", s)
+		}
+		if e := textEvidence(s); e.Message == "" && e.Type == "" && strings.TrimSpace(s) != "" && !strings.HasPrefix(strings.TrimSpace(s), "{") {
+			t.Fatalf("textEvidence lost the text of %q", s)
 		}
 		_ = utf8.ValidString(s)
 	})

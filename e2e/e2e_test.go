@@ -457,6 +457,20 @@ func writeRootlessFixture(t *testing.T, fixtures []string, path string) rootless
 	return rootlessFixture{}
 }
 
+// fileSpanCount is the number of spans in an OTLP/JSON trace file.
+func fileSpanCount(t *testing.T, path string) int {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(data)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return td.SpanCount()
+}
+
 // classify runs `triage classify` on each file and returns one line per run,
 // tagged with its file for error messages.
 func classify(t *testing.T, triage string, constraints, files []string) []classifyLine {
@@ -487,7 +501,9 @@ func classify(t *testing.T, triage string, constraints, files []string) []classi
 			all = append(all, c)
 			n++
 		}
-		if n == 0 {
+		if n == 0 && fileSpanCount(t, f) > 0 {
+			// (A capture without spans — a failing first call that
+			// exported nothing — has no run to print.)
 			t.Fatalf("triage classify %s printed no run", f)
 		}
 	}

@@ -1,6 +1,7 @@
 package trajectory
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -23,6 +24,8 @@ var fuzzKeys = []string{
 	"ai.prompt.messages", "ai.prompt.tools", "ai.response.toolCalls", "ai.toolCall.result",
 	"ai.response.finishReason", "error.type", "http.response.status_code",
 	"rpc.response.status_code", "rpc.jsonrpc.error_code", "mcp.method.name",
+	"input", "output", "body", "modelMetadata", "mastra.model_step.output", "mastra.model_chunk.output",
+	"gen_ai.tool.input", "gen_ai.tool.output", "gen_ai.provider.name", "gen_ai.system",
 }
 
 // fuzzRoles give a span a role under one of the conventions.
@@ -41,7 +44,18 @@ var fuzzRoles = []map[string]string{
 	{"ai.operationId": "ai.toolCall"},
 	{"ai.operationId": "ai.streamText"},
 	{"mcp.method.name": "tools/call"},
+	{mastraSpanTypeKey: "agent_run"},
+	{mastraSpanTypeKey: "model_generation", "gen_ai.operation.name": "chat"},
+	{mastraSpanTypeKey: "model_step"},
+	{mastraSpanTypeKey: "model_chunk"},
+	{mastraSpanTypeKey: "tool_call"},
+	{"gen_ai.operation.name": "plan"},
+	{"gen_ai.operation.name": "invoke_workflow"},
+	{"gen_ai.operation.name": "search_memory"},
 }
+
+// fuzzEvents are the GenAI message events a span may carry.
+var fuzzEvents = []string{EventUserMessage, EventAssistantMessage, EventToolMessage, EventChoice, EventInferenceDetails}
 
 // fuzzTraces builds a trace from shape: three bytes per span select the
 // parent (root, another span, a missing span, itself), the role, where the
@@ -81,7 +95,16 @@ func fuzzTraces(shape []byte, value string) ptrace.Traces {
 		if b2&8 != 0 {
 			key = "llm.input_messages." + value // fuzz the flattened key grammar
 		}
-		if b2&16 != 0 {
+		var structured any
+		if b2&128 != 0 && json.Unmarshal([]byte(value), &structured) == nil {
+			// The conventions record arguments, results, messages and
+			// definitions as structured values too.
+			putStructured(sp.Attributes(), key, structured)
+			ev := sp.Events().AppendEmpty()
+			ev.SetName(fuzzEvents[int(b0)%len(fuzzEvents)])
+			putStructured(ev.Attributes(), "message", structured)
+			ev.Attributes().PutStr(attrEventContent, value)
+		} else if b2&16 != 0 {
 			sp.Attributes().PutInt(key, int64(len(value))-3)
 		} else {
 			sp.Attributes().PutStr(key, value)
@@ -100,12 +123,26 @@ func fuzzTraces(shape []byte, value string) ptrace.Traces {
 	return td
 }
 
+// putStructured sets key to v as a structured value (map, slice, or
+// scalar), as pcommon holds it.
+func putStructured(m pcommon.Map, key string, v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		_ = m.PutEmptyMap(key).FromRaw(x)
+	case []any:
+		_ = m.PutEmptySlice(key).FromRaw(x)
+	default:
+		_ = m.PutEmpty(key).FromRaw(x)
+	}
+}
+
 func FuzzBuild(f *testing.F) {
 	// Seeds: attribute values of real captures of every stack.
 	seeds := 0
 	for _, name := range []string{
 		"vercel-ai/wrong_tool", "vercel-ai/tool_upstream_502", "openai-otel/context_overflow",
 		"langchain-openinference/wrong_tool", "openllmetry-defensive/bad_args", "mcp-openllmetry/bad_args",
+		"mastra/recovered_then_fail", "mastra/bad_args", "langgraph-openllmetry/wrong_tool", "llamaindex-openllmetry/loop",
 	} {
 		data, err := os.ReadFile(filepath.Join(fixturesDir, name+".json"))
 		if err != nil {
@@ -135,6 +172,9 @@ func FuzzBuild(f *testing.F) {
 	}
 	f.Add([]byte{0, 1, 0, 2, 2, 0, 2, 3, 0x60, 3, 4, 2}, `[{"role":"assistant","parts":[{"type":"tool_call","id":"c","name":"t","arguments":{}}]}]`)
 	f.Add([]byte{1, 1, 0, 2, 1, 0, 255, 5, 12}, "\xff\xfe\x00")
+	// Structured values and message span events.
+	f.Add([]byte{0, 2, 0x80, 1, 0x22, 0x80, 2, 0x51, 0xa0}, `{"location":"Paris","parts":[{"type":"tool_call","id":" c1","name":"t","arguments":{"a":[1,2]}}]}`)
+	f.Add([]byte{255, 0x11, 0x80, 1, 0x12, 0x80, 1, 0x13, 0x80}, `{"toolName":"t","toolCallId":"c","toolInput":{},"error":{"name":"Error","message":"Tool t not found"}}`)
 	f.Fuzz(func(t *testing.T, shape []byte, value string) {
 		td := fuzzTraces(shape, value)
 		runs := Build(td)

@@ -6,35 +6,81 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
-// OpenTelemetry GenAI semantic conventions (gen_ai.*).
+// OpenTelemetry GenAI semantic conventions (gen_ai.*), as published in
+// their own repository (v1.41+) and the releases before.
 //
-// Spans: gen_ai.operation.name = chat | text_completion | generate_content
-// (LLM steps), execute_tool (tool steps), invoke_agent (agent runs).
-// LLM fields: gen_ai.request/response.model, gen_ai.response.finish_reasons,
+// Spans by gen_ai.operation.name (genaiOperations): chat, text_completion,
+// generate_content (LLM steps); execute_tool (tool steps); invoke_agent
+// (agent runs); invoke_workflow (a workflow of several agents), plan (the
+// planning phase, whose model call is a child span), create_agent,
+// embeddings, retrieval and the memory operations (create/search/update/
+// upsert/delete_memory, create/delete_memory_store) are recognised but are
+// not steps: their errors are the run's span errors, or the enclosing
+// step's.
+// LLM fields: gen_ai.provider.name (deprecated: gen_ai.system),
+// gen_ai.request/response.model, gen_ai.response.finish_reasons,
 // gen_ai.usage.{input,output}_tokens (and the older prompt/completion
-// names), gen_ai.usage.cost, gen_ai.input.messages / gen_ai.output.messages (JSON parts incl.
-// tool_call and tool_call_response), gen_ai.tool.definitions.
-// Tool fields: gen_ai.tool.name, gen_ai.tool.call.{id,arguments,result}.
+// names), gen_ai.usage.cost, gen_ai.input.messages / gen_ai.output.messages
+// (JSON parts incl. tool_call and tool_call_response; as a JSON string or
+// structured), gen_ai.tool.definitions (also on invoke_agent spans, see
+// Build); message content on span events too: the
+// gen_ai.client.inference.operation.details event, and the per-message
+// events gen_ai.{system,user,assistant,tool}.message / gen_ai.choice
+// (genai_events.go).
+// Tool fields: gen_ai.tool.name, gen_ai.tool.call.{id,arguments,result},
+// the arguments and result as JSON strings or structured values.
+
+// GenAI operation names (gen_ai.operation.name).
+const (
+	OpChat              = "chat"
+	OpTextCompletion    = "text_completion"
+	OpGenerateContent   = "generate_content"
+	OpExecuteTool       = "execute_tool"
+	OpInvokeAgent       = "invoke_agent"
+	OpInvokeWorkflow    = "invoke_workflow"
+	OpPlan              = "plan"
+	OpCreateAgent       = "create_agent"
+	OpEmbeddings        = "embeddings"
+	OpRetrieval         = "retrieval"
+	OpCreateMemory      = "create_memory"
+	OpSearchMemory      = "search_memory"
+	OpUpdateMemory      = "update_memory"
+	OpUpsertMemory      = "upsert_memory"
+	OpDeleteMemory      = "delete_memory"
+	OpCreateMemoryStore = "create_memory_store"
+	OpDeleteMemoryStore = "delete_memory_store"
+)
+
+// genaiOperations says what each operation is to the trajectory. Names an
+// instrumentation uses for the same operations are read as them
+// ("completion", "responses").
+var genaiOperations = map[string]spanRole{
+	OpChat: roleLLM, OpTextCompletion: roleLLM, OpGenerateContent: roleLLM, "completion": roleLLM, "responses": roleLLM,
+	OpExecuteTool:    roleTool,
+	OpInvokeAgent:    roleAgent,
+	OpInvokeWorkflow: roleNone, OpPlan: roleNone, OpCreateAgent: roleNone, OpEmbeddings: roleNone, OpRetrieval: roleNone,
+	OpCreateMemory: roleNone, OpSearchMemory: roleNone, OpUpdateMemory: roleNone, OpUpsertMemory: roleNone,
+	OpDeleteMemory: roleNone, OpCreateMemoryStore: roleNone, OpDeleteMemoryStore: roleNone,
+}
 
 func genaiDetect(c *spanCtx) (spanRole, bool) {
-	op := attrStr(c.attrs, "gen_ai.operation.name")
-	switch strings.ToLower(op) {
-	case "chat", "text_completion", "generate_content", "completion", "responses":
-		return roleLLM, true
-	case "execute_tool":
-		return roleTool, true
-	case "invoke_agent":
-		return roleAgent, true
-	case "":
+	op := strings.ToLower(attrStr(c.attrs, "gen_ai.operation.name"))
+	if op == "" {
 		// Tool spans that predate gen_ai.operation.name still name the tool.
 		if _, ok := c.attrs.Get("gen_ai.tool.call.id"); ok {
 			return roleTool, true
 		}
 		_, hasMsgs := c.attrs.Get("gen_ai.output.messages")
-		_, hasSys := c.attrs.Get("gen_ai.system")
-		return roleNone, hasMsgs || hasSys
+		return roleNone, hasMsgs || genaiProvider(c.attrs) != ""
 	}
-	return roleNone, true
+	// Operations the conventions do not name are still GenAI spans.
+	return genaiOperations[op], true
+}
+
+// genaiProvider is the model provider: gen_ai.provider.name, else the
+// deprecated gen_ai.system.
+func genaiProvider(a pcommon.Map) string {
+	return firstStr(a, "gen_ai.provider.name", "gen_ai.system")
 }
 
 func genaiFill(c *spanCtx, st *Step) {
@@ -60,6 +106,9 @@ func genaiFill(c *spanCtx, st *Step) {
 	if st.Model == "" {
 		st.Model = firstStr(a, "gen_ai.response.model", "gen_ai.request.model")
 	}
+	if st.Provider == "" {
+		st.Provider = genaiProvider(a)
+	}
 	if len(st.FinishReasons) == 0 {
 		st.FinishReasons = attrStrings(a, "gen_ai.response.finish_reasons")
 	}
@@ -73,13 +122,15 @@ func genaiFill(c *spanCtx, st *Step) {
 		st.Cost = attrCost(a, "gen_ai.usage.cost")
 	}
 	// Message content is on the span, or on the span's
-	// gen_ai.client.inference.operation.details event.
+	// gen_ai.client.inference.operation.details event, or on its
+	// per-message events.
 	for _, m := range []pcommon.Map{a, genaiDetailsEvent(c)} {
 		if m == (pcommon.Map{}) {
 			continue
 		}
 		genaiFillMessages(c, st, m)
 	}
+	genaiMessageEvents(c, st)
 }
 
 // genaiFillMessages completes an LLM step from GenAI inference attributes
@@ -108,7 +159,7 @@ func genaiFillMessages(c *spanCtx, st *Step, m pcommon.Map) {
 func genaiDetailsEvent(c *spanCtx) pcommon.Map {
 	evs := c.sp.Events()
 	for i := 0; i < evs.Len(); i++ {
-		if evs.At(i).Name() == "gen_ai.client.inference.operation.details" {
+		if evs.At(i).Name() == EventInferenceDetails {
 			return evs.At(i).Attributes()
 		}
 	}

@@ -156,16 +156,22 @@ func ForEachLogRecord(ld plog.Logs, fn func(plog.LogRecord)) {
 }
 
 func (ev *spanEvents) add(name string, lr plog.LogRecord) {
+	ev.addEvent(name, lr.Attributes(), lr.Body())
+}
+
+// addEvent adds one GenAI event given its attributes and body (a log
+// record's, or a span event's: genai_events.go).
+func (ev *spanEvents) addEvent(name string, attrs pcommon.Map, b pcommon.Value) {
 	if name == EventInferenceDetails {
 		// The convention puts the content in attributes; some SDKs put the
 		// same keys in a map body.
-		ev.details = append(ev.details, lr.Attributes())
-		if b := lr.Body(); b.Type() == pcommon.ValueTypeMap {
+		ev.details = append(ev.details, attrs)
+		if b.Type() == pcommon.ValueTypeMap {
 			ev.details = append(ev.details, b.Map())
 		}
 		return
 	}
-	body := eventBody(lr.Body())
+	body := eventBody(b)
 	if name == EventChoice {
 		// {index, finish_reason, message: {role, content, tool_calls}}
 		var choice struct {
@@ -233,6 +239,11 @@ func (ix *logIndex) fill(c *spanCtx, st *Step) {
 	if ev == nil {
 		return
 	}
+	ev.fill(c, st)
+}
+
+// fill completes an LLM step from one span's GenAI events.
+func (ev *spanEvents) fill(c *spanCtx, st *Step) {
 	applyInput(st, ev.in)
 	applyOutput(st, ev.out)
 	for _, m := range ev.details {

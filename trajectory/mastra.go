@@ -102,6 +102,17 @@ func mastraFill(c *spanCtx, st *Step) {
 	if st.Model == "" {
 		st.Model = firstStr(a, "gen_ai.response.model", "modelId", "gen_ai.request.model")
 	}
+	if st.Provider == "" {
+		st.Provider = firstStr(a, "gen_ai.provider.name", "modelProvider")
+		if md := attrStr(a, "modelMetadata"); st.Provider == "" && looksJSON(md) {
+			var m struct {
+				ModelProvider string `json:"modelProvider"`
+			}
+			if lenientUnmarshal([]byte(md), &m) {
+				st.Provider = m.ModelProvider
+			}
+		}
+	}
 	var out struct {
 		Text         string         `json:"text"`
 		ToolCalls    []jsonToolCall `json:"toolCalls"`

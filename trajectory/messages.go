@@ -326,7 +326,7 @@ func addPart(m *message, text *strings.Builder, p jsonPart, parent jsonMessage) 
 			}
 		}
 	case "tool_call", "tool-call", "tool_use", "function_call":
-		tc := ToolCall{ID: firstNonEmpty(p.CallID, p.ID, p.ToolCallID), Name: firstNonEmpty(p.Name, p.ToolName)}
+		tc := ToolCall{ID: strings.TrimSpace(firstNonEmpty(p.CallID, p.ID, p.ToolCallID)), Name: firstNonEmpty(p.Name, p.ToolName)}
 		for _, a := range []json.RawMessage{p.Arguments, p.Input, p.Args} {
 			if s := rawJSONText(a); s != "" {
 				tc.Arguments = s
@@ -336,7 +336,9 @@ func addPart(m *message, text *strings.Builder, p jsonPart, parent jsonMessage) 
 		m.Calls = appendCall(m.Calls, tc)
 	case "tool_call_response", "tool_call_result", "tool-result", "tool_result", "tool-error", "function_call_output":
 		res := ToolResult{
-			CallID:  firstNonEmpty(p.CallID, p.ID, p.ToolCallID, p.ToolUseID, parent.ToolCallID),
+			// IDs are compared trimmed: the conventions' own example
+			// answers " call_…" to a call "call_…".
+			CallID:  strings.TrimSpace(firstNonEmpty(p.CallID, p.ID, p.ToolCallID, p.ToolUseID, parent.ToolCallID)),
 			Name:    firstNonEmpty(p.Name, p.ToolName, parent.Name),
 			IsError: isErr || p.Type == "tool-error" || parent.Status == "error",
 		}

@@ -172,6 +172,9 @@ func oiFill(c *spanCtx, st *Step) {
 	if st.Model == "" {
 		st.Model = attrStr(a, "llm.model_name")
 	}
+	if st.Provider == "" {
+		st.Provider = firstStr(a, "llm.provider", "llm.system")
+	}
 	if len(st.FinishReasons) == 0 {
 		if fr := attrStr(a, "llm.finish_reason"); fr != "" {
 			st.FinishReasons = []string{fr}

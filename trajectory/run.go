@@ -180,6 +180,7 @@ type Step struct {
 
 	// LLM steps.
 	Model         string
+	Provider      string // gen_ai.provider.name (or the deprecated gen_ai.system, llm.provider, ...)
 	FinishReasons []string
 	Requested     []ToolCall   // tool calls the model asked for in this step's output
 	Offered       []ToolDef    // tool definitions the model was given (may be shared between steps: read-only)

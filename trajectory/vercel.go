@@ -71,6 +71,9 @@ func vercelFill(c *spanCtx, st *Step) {
 	if st.Model == "" {
 		st.Model = firstStr(a, "ai.response.model", "ai.model.id")
 	}
+	if st.Provider == "" {
+		st.Provider = attrStr(a, "ai.model.provider")
+	}
 	if len(st.FinishReasons) == 0 {
 		if fr := attrStr(a, "ai.response.finishReason"); fr != "" {
 			st.FinishReasons = []string{fr}

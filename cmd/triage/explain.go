@@ -57,6 +57,9 @@ func explainStep(w io.Writer, j int, s *trajectory.Step) {
 			head += " call=" + s.ToolCallID
 		}
 	default:
+		if s.Provider != "" {
+			head += " provider=" + s.Provider
+		}
 		if s.Model != "" {
 			head += " model=" + s.Model
 		}
