@@ -21,6 +21,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzTextRules$$' -fuzztime=$(FUZZTIME) ./classifier
 	$(GO) test -run='^$$' -fuzz='^FuzzRedactor$$' -fuzztime=$(FUZZTIME) ./recovery
 	$(GO) test -run='^$$' -fuzz='^FuzzDecideInput$$' -fuzztime=$(FUZZTIME) ./recovery
+	$(GO) test -run='^$$' -fuzz='^FuzzBatchSplits$$' -fuzztime=$(FUZZTIME) ./guard
 	$(GO) test -run='^$$' -fuzz='^FuzzConsumeTraces$$' -fuzztime=$(FUZZTIME) ./processor/triageprocessor
 	$(GO) test -run='^$$' -fuzz='^FuzzConsumeTraces$$' -fuzztime=$(FUZZTIME) ./connector/triageconnector
 

@@ -221,8 +221,10 @@ type LoopDetector struct {
 
 // Loop is a loop a LoopDetector found.
 type Loop struct {
-	Tool  string
-	Count int // equal (or similar) calls in the window
+	Tool       string
+	Count      int // equal (or similar) calls in the window
+	Window     int // the window, in calls
+	Confidence float64
 }
 
 // NewLoopDetector returns a LoopDetector with the classifier's loop
@@ -242,7 +244,7 @@ func (l *LoopDetector) Add(tool, arguments string, failed bool) (Loop, bool) {
 	if !ok {
 		return Loop{}, false
 	}
-	return Loop{Tool: r.tool, Count: r.count}, true
+	return Loop{Tool: r.tool, Count: r.count, Window: l.d.window, Confidence: confLoop}, true
 }
 
 // LastFailed records that the most recently added call failed, when that

@@ -20,7 +20,24 @@ type Config struct {
 	// defaults unless DisableDefaultPolicy is set.
 	Policy               map[string]StrategyConfig `mapstructure:"policy"`
 	DisableDefaultPolicy bool                      `mapstructure:"disable_default_policy"`
-	History              HistoryConfig             `mapstructure:"history"`
+	// GuardPolicy maps an in-flight guard (Input.Guard) to the strategy
+	// that answers its trips; a guard without an entry is answered by the
+	// Policy entry of its failure type. Keys are not checked here: the
+	// caller that knows the guards does.
+	GuardPolicy map[string]StrategyConfig `mapstructure:"guard_policy"`
+	History     HistoryConfig             `mapstructure:"history"`
+
+	// NonIdempotentTools are regular expressions matched against the whole
+	// failing tool name (a plain name matches itself): such a tool is never
+	// retried; the non_idempotent policy entry answers instead.
+	NonIdempotentTools []string `mapstructure:"non_idempotent_tools"`
+	// MaxTotalAttempts caps a session's failures of all types together;
+	// past it every failure escalates (policy max_total_attempts). 0: no cap.
+	MaxTotalAttempts int `mapstructure:"max_total_attempts"`
+	// MaxRecoveryDuration caps how long a session may keep recovering,
+	// from its first failure in the history; past it every failure
+	// escalates (policy max_recovery_duration). 0: no cap.
+	MaxRecoveryDuration time.Duration `mapstructure:"max_recovery_duration"`
 }
 
 // DefaultConfig is the config a collector component starts from: the
@@ -125,6 +142,11 @@ type StrategyConfig struct {
 // DefaultEntry is the policy key used for failure types without an entry.
 const DefaultEntry = "default"
 
+// NonIdempotentEntry is the policy key of the strategy that answers, instead
+// of a retry, the failures of a tool that is not idempotent (default
+// escalate).
+const NonIdempotentEntry = "non_idempotent"
+
 // Kinds of strategies, as written in the config.
 var strategyKinds = []string{
 	"retry_with_tool_manifest", "backoff_and_retry", "replan", "resume_from_subgoal",
@@ -187,6 +209,9 @@ func (c *Config) Validate() error {
 	if herr := c.History.validate(); herr != nil {
 		err = errors.Join(err, herr)
 	}
+	if cerr := c.validateCaps(); cerr != nil {
+		err = errors.Join(err, cerr)
+	}
 	return err
 }
 
@@ -218,11 +243,35 @@ func (h *HistoryConfig) validate() error {
 
 // policyKeys are the valid keys of Config.Policy.
 func policyKeys() []string {
-	keys := make([]string, 0, len(classifier.FailureTypes)+1)
+	keys := make([]string, 0, len(classifier.FailureTypes)+2)
 	for _, t := range classifier.FailureTypes {
 		keys = append(keys, string(t))
 	}
-	return append(keys, DefaultEntry)
+	return append(keys, DefaultEntry, NonIdempotentEntry)
+}
+
+// guardPolicyPath is the config path of Config.GuardPolicy.
+const guardPolicyPath = "guard_policy"
+
+// retriesIn reports whether a strategy may answer with a retry (itself or
+// a strategy it nests), naming the kind that does.
+func retriesIn(c StrategyConfig) (string, bool) {
+	switch c.Kind {
+	case "retry_with_tool_manifest", "backoff_and_retry":
+		return c.Kind, true
+	}
+	nested := append([]StrategyConfig(nil), c.Steps...)
+	for _, p := range []*StrategyConfig{c.Primary, c.Fallback, c.Inner} {
+		if p != nil {
+			nested = append(nested, *p)
+		}
+	}
+	for _, n := range nested {
+		if k, ok := retriesIn(n); ok {
+			return k, true
+		}
+	}
+	return "", false
 }
 
 // buildPolicy validates the config and builds the policy.
@@ -242,6 +291,11 @@ func (c *Config) buildPolicy() (*Policy, error) {
 		}
 		entries[k] = v
 	}
+	if v, ok := entries[NonIdempotentEntry]; ok {
+		if kind, retries := retriesIn(v); retries {
+			errs = append(errs, fmt.Errorf("policy.%s: kind %q retries; it answers the failures that must not be retried", NonIdempotentEntry, kind))
+		}
+	}
 	b := &builder{breakers: map[string]breakerDecl{}}
 	p := &Policy{entries: map[string]Strategy{}}
 	keys := make([]string, 0, len(entries))
@@ -257,11 +311,30 @@ func (c *Config) buildPolicy() (*Policy, error) {
 		}
 		p.entries[k] = s
 	}
+	gkeys := make([]string, 0, len(c.GuardPolicy))
+	for k := range c.GuardPolicy {
+		gkeys = append(gkeys, k)
+	}
+	sort.Strings(gkeys)
+	for _, k := range gkeys {
+		s, err := b.buildAt(guardPolicyPath+"."+k, c.GuardPolicy[k], 0)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if p.guards == nil {
+			p.guards = map[string]Strategy{}
+		}
+		p.guards[k] = s
+	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
 	if _, ok := p.entries[DefaultEntry]; !ok {
 		p.entries[DefaultEntry] = Escalate{}
+	}
+	if _, ok := p.entries[NonIdempotentEntry]; !ok {
+		p.entries[NonIdempotentEntry] = Escalate{}
 	}
 	for _, d := range b.order {
 		p.breakers = append(p.breakers, b.breakers[d].strategy)
@@ -291,6 +364,9 @@ func (b *builder) build(path string, c StrategyConfig) (Strategy, error) {
 
 func (b *builder) buildAt(path string, c StrategyConfig, depth int) (Strategy, error) {
 	where := "policy." + path
+	if strings.HasPrefix(path, guardPolicyPath+".") {
+		where = path
+	}
 	if depth > maxDepth {
 		return nil, fmt.Errorf("%s: nested more than %d levels", where, maxDepth)
 	}

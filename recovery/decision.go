@@ -38,11 +38,46 @@ type Input struct {
 	// rollback_to_checkpoint and resume_from_subgoal.
 	CheckpointID string
 	Subgoal      string
+
+	// Phase is PhaseFinal (the run ended; the default) or PhaseInFlight (a
+	// guard tripped while the run is still going).
+	Phase string
+	// Guard names the in-flight guard that tripped (in-flight decisions).
+	Guard string
+	// NonIdempotent, when set, says why the failing tool is known not to be
+	// idempotent from the trace itself (its MCP annotations); the engine
+	// also matches Config.NonIdempotentTools against Tool.
+	NonIdempotent string
+	// InFlight is the in-flight decision already taken for this run, on
+	// its final decision: the final decision references it and, for the
+	// same failure type, counts it as the run's attempt instead of deciding
+	// again.
+	InFlight *Decision
 }
+
+// Decision phases.
+const (
+	PhaseInFlight = "in_flight"
+	PhaseFinal    = "final"
+)
+
+// DecisionVersion is the version of the decision document's shape (the
+// version field). 2 added version, phase, guard and in_flight_decision_id.
+const DecisionVersion = 2
 
 // Decision is the document an agent runtime consumes. Its JSON Schema is
 // DecisionSchema (decision.schema.json).
 type Decision struct {
+	Version int `json:"version"`
+	// Phase is "in_flight" (an in-flight guard tripped while the run is
+	// still going) or "final" (the run ended).
+	Phase string `json:"phase"`
+	// Guard names the guard of an in-flight decision; "" on final ones.
+	Guard string `json:"guard"`
+	// InFlightDecisionID, on a final decision, is the in-flight decision
+	// already taken for the same run; "" when there was none.
+	InFlightDecisionID string `json:"in_flight_decision_id"`
+
 	DecisionID  string     `json:"decision_id"`
 	TraceID     string     `json:"trace_id"`
 	SpanID      string     `json:"span_id"`

@@ -26,6 +26,10 @@ type Engine struct {
 	rand           func() float64
 	newID          func() (string, error)
 	redactor       *Redactor
+
+	nonIdempotentTools  []toolPattern
+	maxTotalAttempts    int
+	maxRecoveryDuration time.Duration
 }
 
 // Option adjusts an Engine.
@@ -73,6 +77,10 @@ func New(cfg Config, opts ...Option) (*Engine, error) {
 	if err := cfg.History.validate(); err != nil {
 		return nil, err
 	}
+	if err := cfg.validateCaps(); err != nil {
+		return nil, err
+	}
+	patterns, _ := compileToolPatterns(cfg.NonIdempotentTools)
 	policy := o.policy
 	if policy == nil {
 		var err error
@@ -95,6 +103,10 @@ func New(cfg Config, opts ...Option) (*Engine, error) {
 		resetOnSuccess: cfg.History.ResetOnSuccess,
 		rand:           o.rand,
 		redactor:       o.redactor,
+
+		nonIdempotentTools:  patterns,
+		maxTotalAttempts:    cfg.MaxTotalAttempts,
+		maxRecoveryDuration: cfg.MaxRecoveryDuration,
 		newID: func() (string, error) {
 			id, err := uuid.NewV7()
 			return id.String(), err
@@ -154,28 +166,47 @@ func (e *Engine) Close() error { return e.store.Close() }
 func (e *Engine) Policy() *Policy { return e.policy }
 
 // Decide records the failure in the session's history and returns the
-// decision for it.
+// decision for it. A final decision whose run already had an in-flight
+// decision of the same failure type (in.InFlight) takes that decision's
+// attempt and answer instead of deciding again.
 func (e *Engine) Decide(ctx context.Context, in Input) (Decision, error) {
 	in, err := e.normalize(in)
 	if err != nil {
 		return Decision{}, err
 	}
-	entry, strategy := e.policy.Lookup(in.FailureType)
-	attempt, err := e.store.Attempt(ctx, in.SessionID, in.FailureType)
+	if d, ok := e.reuseInFlight(in); ok {
+		return d, nil
+	}
+	path, strategy, isGuard := e.policy.lookupGuard(in.Guard)
+	if !isGuard {
+		path, strategy = e.policy.Lookup(in.FailureType)
+	}
+	now := e.clock.Now()
+	counts, err := e.store.Attempt(ctx, in.SessionID, in.FailureType, now)
 	// The store keys on the full session id (hashed when long); the
 	// document carries a bounded copy.
 	in.SessionID = e.redactor.Truncate(in.SessionID)
 	if err != nil {
 		return Decision{}, fmt.Errorf("recovery history: %w", err)
 	}
-	now := e.clock.Now()
+	attempt := counts.Type
 	env := &Env{Ctx: ctx, Input: in, Now: now, store: e.store, rand: e.rand}
 	budget := strategy.MaxAttempts()
 	var res Result
-	if attempt > budget {
-		res = exhaustedResult(entry, attempt, budget, in.FailureType)
-	} else if res, err = strategy.Decide(env, entry, attempt); err != nil {
+	if capped, ok := e.sessionCap(counts, now); ok {
+		res = capped
+	} else if attempt > budget {
+		res = exhaustedResult(path, attempt, budget, in.FailureType)
+	} else if res, err = strategy.Decide(env, path, attempt); err != nil {
 		return Decision{}, err
+	}
+	if res.Action.Kind == ActionRetry {
+		if why, ok := e.nonIdempotent(in); ok {
+			if res, err = e.noRetry(env, attempt, why); err != nil {
+				return Decision{}, err
+			}
+			budget = res.MaxAttempts
+		}
 	}
 	if res.Action.Reason == "" && in.Reason != "" && (res.Action.Kind == ActionEscalate || res.Action.Kind == ActionAbort) {
 		res.Action.Reason = in.Reason
@@ -191,7 +222,10 @@ func (e *Engine) Decide(ctx context.Context, in Input) (Decision, error) {
 	if maxAttempts >= Unlimited {
 		maxAttempts = 0
 	}
-	return Decision{
+	d := Decision{
+		Version:     DecisionVersion,
+		Phase:       in.Phase,
+		Guard:       in.Guard,
 		DecisionID:  id,
 		TraceID:     in.TraceID,
 		SpanID:      in.SpanID,
@@ -208,7 +242,11 @@ func (e *Engine) Decide(ctx context.Context, in Input) (Decision, error) {
 		Policy:      res.Path + ":" + res.Leaf,
 		Breaker:     res.Breaker,
 		Time:        now.UTC().Format(time.RFC3339Nano),
-	}, nil
+	}
+	if in.InFlight != nil {
+		d.InFlightDecisionID = in.InFlight.DecisionID
+	}
+	return d, nil
 }
 
 // normalize checks the ids and makes the free text of the input safe to
@@ -236,6 +274,14 @@ func (e *Engine) normalize(in Input) (Input, error) {
 	if in.SessionID == "" {
 		in.SessionID = "trace:" + in.TraceID
 	}
+	switch in.Phase {
+	case PhaseInFlight:
+		in.InFlight = nil
+	default:
+		in.Phase, in.Guard = PhaseFinal, ""
+	}
+	in.Guard = e.redactor.Truncate(in.Guard)
+	in.NonIdempotent = e.redactor.Text(in.NonIdempotent)
 	in.Service = e.redactor.Truncate(in.Service)
 	in.Agent = e.redactor.Truncate(in.Agent)
 	in.Tool = e.redactor.Truncate(in.Tool)
@@ -304,4 +350,13 @@ func (e *Engine) RecordSuccess(ctx context.Context, s SuccessInput) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// AddUsage adds a run's usage to its session's and returns the session's
+// total, from the shared history when there is one (see Store.AddUsage).
+func (e *Engine) AddUsage(ctx context.Context, session string, u Usage) (Usage, error) {
+	if session == "" {
+		return u, nil
+	}
+	return e.store.AddUsage(ctx, session, u)
 }

@@ -120,3 +120,9 @@ func checkWalk(t *testing.T, e *Engine, in Input, want []step) []Decision {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// typeAttempt records a failure now and returns its number among its type.
+func typeAttempt(ctx context.Context, s Store, session, failureType string) (int, error) {
+	a, err := s.Attempt(ctx, session, failureType, time.Now())
+	return a.Type, err
+}

@@ -9,7 +9,8 @@ import (
 // Policy maps failure types to strategies.
 type Policy struct {
 	entries  map[string]Strategy
-	breakers []CircuitBreaker // every distinct breaker, for RecordSuccess
+	guards   map[string]Strategy // by guard name (Config.GuardPolicy)
+	breakers []CircuitBreaker    // every distinct breaker, for RecordSuccess
 }
 
 // NewPolicy builds a policy from strategies keyed by failure type (and
@@ -60,6 +61,15 @@ func (p *Policy) Lookup(failureType string) (entry string, s Strategy) {
 	return DefaultEntry, Escalate{}
 }
 
+// lookupGuard returns the strategy answering a trip of an in-flight guard
+// and its path, ok false when the guard has no entry.
+func (p *Policy) lookupGuard(guard string) (path string, s Strategy, ok bool) {
+	if s, ok := p.guards[guard]; ok && s != nil {
+		return guardPolicyPath + "." + guard, s, true
+	}
+	return "", nil, false
+}
+
 // DefaultPolicy is the policy used for entries the config does not set.
 func DefaultPolicy() map[string]StrategyConfig {
 	return map[string]StrategyConfig{
@@ -76,5 +86,6 @@ func DefaultPolicy() map[string]StrategyConfig {
 		string(classifier.PlanIncomplete):    {Kind: "resume_from_subgoal", MaxAttempts: 2},
 		string(classifier.Unknown):           {Kind: "escalate"},
 		DefaultEntry:                         {Kind: "escalate"},
+		NonIdempotentEntry:                   {Kind: "escalate"},
 	}
 }

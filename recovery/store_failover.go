@@ -86,14 +86,24 @@ func (f *FailoverStore) do(ctx context.Context, name string, op func(context.Con
 	return nil
 }
 
-func (f *FailoverStore) Attempt(ctx context.Context, session, failureType string) (int, error) {
-	var n int
+func (f *FailoverStore) Attempt(ctx context.Context, session, failureType string, now time.Time) (Attempts, error) {
+	var n Attempts
 	err := f.do(ctx, "attempt", func(ctx context.Context, s Store) error {
 		var err error
-		n, err = s.Attempt(ctx, session, failureType)
+		n, err = s.Attempt(ctx, session, failureType, now)
 		return err
 	})
 	return n, err
+}
+
+func (f *FailoverStore) AddUsage(ctx context.Context, session string, u Usage) (Usage, error) {
+	var total Usage
+	err := f.do(ctx, "add_usage", func(ctx context.Context, s Store) error {
+		var err error
+		total, err = s.AddUsage(ctx, session, u)
+		return err
+	})
+	return total, err
 }
 
 func (f *FailoverStore) ResetSession(ctx context.Context, session string) error {

@@ -15,12 +15,21 @@ import (
 type MemoryStore struct {
 	mu       sync.Mutex
 	clock    Clock
-	sessions *ttlLRU[map[string]int]
+	sessions *ttlLRU[*sessionHistory]
+	usage    *ttlLRU[Usage]
 	breakers *ttlLRU[BreakerState]
 
 	sessionsEvicted atomic.Int64
 	sessionsExpired atomic.Int64
+	usageEvicted    atomic.Int64
 	breakersEvicted atomic.Int64
+}
+
+// sessionHistory is one session's attempt history.
+type sessionHistory struct {
+	counts map[string]int
+	total  int
+	first  time.Time
 }
 
 // MemoryStoreOptions bound a MemoryStore.
@@ -38,7 +47,8 @@ func NewMemoryStore(o MemoryStoreOptions) *MemoryStore {
 		o.Clock = systemClock{}
 	}
 	m := &MemoryStore{clock: o.Clock}
-	m.sessions = newTTLLRU[map[string]int](orDefaultDuration(o.SessionTTL, time.Hour), orDefault(o.MaxSessions, 10000),
+	sessionTTL, maxSessions := orDefaultDuration(o.SessionTTL, time.Hour), orDefault(o.MaxSessions, 10000)
+	m.sessions = newTTLLRU[*sessionHistory](sessionTTL, maxSessions,
 		func(expired bool) {
 			if expired {
 				m.sessionsExpired.Add(1)
@@ -46,6 +56,11 @@ func NewMemoryStore(o MemoryStoreOptions) *MemoryStore {
 				m.sessionsEvicted.Add(1)
 			}
 		})
+	m.usage = newTTLLRU[Usage](sessionTTL, maxSessions, func(expired bool) {
+		if !expired {
+			m.usageEvicted.Add(1)
+		}
+	})
 	m.breakers = newTTLLRU[BreakerState](orDefaultDuration(o.BreakerTTL, 24*time.Hour), orDefault(o.MaxBreakers, 1000),
 		func(expired bool) {
 			if !expired {
@@ -60,6 +75,7 @@ type MemoryStats struct {
 	Sessions        int   // sessions held now
 	SessionsEvicted int64 // dropped by the MaxSessions bound (LRU)
 	SessionsExpired int64 // dropped by the TTL
+	UsageEvicted    int64 // session usage dropped by the MaxSessions bound
 	Breakers        int
 	BreakersEvicted int64
 }
@@ -72,22 +88,35 @@ func (m *MemoryStore) Stats() MemoryStats {
 		Sessions:        m.sessions.len(),
 		SessionsEvicted: m.sessionsEvicted.Load(),
 		SessionsExpired: m.sessionsExpired.Load(),
+		UsageEvicted:    m.usageEvicted.Load(),
 		Breakers:        m.breakers.len(),
 		BreakersEvicted: m.breakersEvicted.Load(),
 	}
 }
 
-func (m *MemoryStore) Attempt(_ context.Context, session, failureType string) (int, error) {
+func (m *MemoryStore) Attempt(_ context.Context, session, failureType string, now time.Time) (Attempts, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	now := m.clock.Now()
-	counts, ok := m.sessions.get(boundKey(session), now)
+	key := boundKey(session)
+	h, ok := m.sessions.get(key, m.clock.Now())
 	if !ok {
-		counts = map[string]int{}
+		h = &sessionHistory{counts: map[string]int{}, first: now}
 	}
-	counts[failureType]++
-	m.sessions.put(boundKey(session), counts, now)
-	return counts[failureType], nil
+	h.counts[failureType]++
+	h.total++
+	m.sessions.put(key, h, m.clock.Now())
+	return Attempts{Type: h.counts[failureType], Total: h.total, First: h.first}, nil
+}
+
+func (m *MemoryStore) AddUsage(_ context.Context, session string, u Usage) (Usage, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	key := boundKey(session)
+	now := m.clock.Now()
+	total, _ := m.usage.get(key, now)
+	total = total.Add(u)
+	m.usage.put(key, total, now)
+	return total, nil
 }
 
 func (m *MemoryStore) ResetSession(_ context.Context, session string) error {

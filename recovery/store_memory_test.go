@@ -13,14 +13,14 @@ func TestMemoryStoreTTL(t *testing.T) {
 	m := NewMemoryStore(MemoryStoreOptions{SessionTTL: time.Minute, Clock: clock})
 	ctx := context.Background()
 	for want := 1; want <= 3; want++ {
-		if n, _ := m.Attempt(ctx, "s", "timeout"); n != want {
+		if n, _ := typeAttempt(ctx, m, "s", "timeout"); n != want {
 			t.Fatalf("attempt %d, want %d", n, want)
 		}
 		// Each failure refreshes the TTL.
 		clock.Advance(50 * time.Second)
 	}
 	clock.Advance(10 * time.Second)
-	if n, _ := m.Attempt(ctx, "s", "timeout"); n != 1 {
+	if n, _ := typeAttempt(ctx, m, "s", "timeout"); n != 1 {
 		t.Fatalf("after the TTL the session starts over: attempt %d", n)
 	}
 	if st := m.Stats(); st.SessionsExpired != 1 || st.SessionsEvicted != 0 {
@@ -33,21 +33,21 @@ func TestMemoryStoreBoundEvictsLeastRecentlyUsed(t *testing.T) {
 	m := NewMemoryStore(MemoryStoreOptions{MaxSessions: 3, Clock: clock})
 	ctx := context.Background()
 	for _, s := range []string{"a", "b", "c"} {
-		_, _ = m.Attempt(ctx, s, "timeout")
+		_, _ = typeAttempt(ctx, m, s, "timeout")
 	}
-	_, _ = m.Attempt(ctx, "a", "timeout") // a is now the most recent
-	_, _ = m.Attempt(ctx, "d", "timeout") // evicts b
+	_, _ = typeAttempt(ctx, m, "a", "timeout") // a is now the most recent
+	_, _ = typeAttempt(ctx, m, "d", "timeout") // evicts b
 	if st := m.Stats(); st.Sessions != 3 || st.SessionsEvicted != 1 {
 		t.Fatalf("stats %+v, want 3 held, 1 evicted", st)
 	}
-	if n, _ := m.Attempt(ctx, "a", "timeout"); n != 3 {
+	if n, _ := typeAttempt(ctx, m, "a", "timeout"); n != 3 {
 		t.Errorf("a kept its history: attempt %d, want 3", n)
 	}
-	if n, _ := m.Attempt(ctx, "b", "timeout"); n != 1 {
+	if n, _ := typeAttempt(ctx, m, "b", "timeout"); n != 1 {
 		t.Errorf("b was evicted: attempt %d, want 1", n)
 	}
 	for i := range 100 {
-		_, _ = m.Attempt(ctx, fmt.Sprintf("flood-%d", i), "timeout")
+		_, _ = typeAttempt(ctx, m, fmt.Sprintf("flood-%d", i), "timeout")
 	}
 	if st := m.Stats(); st.Sessions != 3 || st.SessionsEvicted != 102 {
 		t.Fatalf("after a flood: %+v", st)
@@ -70,10 +70,10 @@ func TestMemoryStoreBoundsBreakersAndKeys(t *testing.T) {
 	}
 	// A huge session id is keyed by its hash.
 	huge := strings.Repeat("s", 1<<20)
-	if n, _ := m.Attempt(ctx, huge, "timeout"); n != 1 {
+	if n, _ := typeAttempt(ctx, m, huge, "timeout"); n != 1 {
 		t.Fatal(n)
 	}
-	if n, _ := m.Attempt(ctx, huge, "timeout"); n != 2 {
+	if n, _ := typeAttempt(ctx, m, huge, "timeout"); n != 2 {
 		t.Fatal(n)
 	}
 	if k := boundKey(huge); len(k) > maxKeyLen {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -12,7 +13,10 @@ import (
 
 // RedisStore keeps history and breakers in Redis so that several collectors
 // share them. History: one hash per session ({prefix}h:{session}, a field per
-// failure type, HINCRBY + PEXPIRE in one MULTI). Breakers: one JSON value per
+// failure type plus _total and _first (unix ms of the first failure), HINCRBY
+// + HSETNX + PEXPIRE in one MULTI). Usage: one hash per session
+// ({prefix}u:{session}, tokens and cost, HINCRBY/HINCRBYFLOAT + PEXPIRE in
+// one MULTI). Breakers: one JSON value per
 // breaker key ({prefix}b:{key}), updated with WATCH/MULTI so that concurrent
 // collectors never both take the half-open probe.
 type RedisStore struct {
@@ -51,20 +55,52 @@ func NewRedisStore(o RedisStoreOptions) *RedisStore {
 }
 
 func (r *RedisStore) sessionKey(session string) string { return r.prefix + "h:" + boundKey(session) }
+func (r *RedisStore) usageKey(session string) string   { return r.prefix + "u:" + boundKey(session) }
 func (r *RedisStore) breakerKey(key string) string     { return r.prefix + "b:" + boundKey(key) }
 
-func (r *RedisStore) Attempt(ctx context.Context, session, failureType string) (int, error) {
+// Fields of the session hash beside the failure types (which never start
+// with an underscore).
+const (
+	fieldTotal = "_total"
+	fieldFirst = "_first"
+)
+
+func (r *RedisStore) Attempt(ctx context.Context, session, failureType string, now time.Time) (Attempts, error) {
 	key := r.sessionKey(session)
-	var incr *redis.IntCmd
+	var incr, total *redis.IntCmd
+	var first *redis.StringCmd
 	_, err := r.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		incr = p.HIncrBy(ctx, key, failureType, 1)
+		total = p.HIncrBy(ctx, key, fieldTotal, 1)
+		p.HSetNX(ctx, key, fieldFirst, now.UnixMilli())
+		first = p.HGet(ctx, key, fieldFirst)
 		p.PExpire(ctx, key, r.sessionTTL)
 		return nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("redis attempt: %w", err)
+		return Attempts{}, fmt.Errorf("redis attempt: %w", err)
 	}
-	return int(incr.Val()), nil
+	a := Attempts{Type: int(incr.Val()), Total: int(total.Val()), First: now}
+	if ms, err := strconv.ParseInt(first.Val(), 10, 64); err == nil {
+		a.First = time.UnixMilli(ms)
+	}
+	return a, nil
+}
+
+func (r *RedisStore) AddUsage(ctx context.Context, session string, u Usage) (Usage, error) {
+	key := r.usageKey(session)
+	var tokens *redis.IntCmd
+	var cost *redis.FloatCmd
+	_, err := r.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		tokens = p.HIncrBy(ctx, key, "tokens", u.Tokens)
+		cost = p.HIncrByFloat(ctx, key, "cost", u.Cost)
+		p.PExpire(ctx, key, r.sessionTTL)
+		return nil
+	})
+	if err != nil {
+		return Usage{}, fmt.Errorf("redis usage: %w", err)
+	}
+	return Usage{Tokens: tokens.Val(), Cost: cost.Val()}, nil
 }
 
 func (r *RedisStore) ResetSession(ctx context.Context, session string) error {

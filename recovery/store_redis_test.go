@@ -85,12 +85,12 @@ func TestRedisStoreHistory(t *testing.T) {
 	defer r.Close()
 	ctx := context.Background()
 	for want := 1; want <= 3; want++ {
-		n, err := r.Attempt(ctx, "conv-1", "timeout")
+		n, err := typeAttempt(ctx, r, "conv-1", "timeout")
 		if err != nil || n != want {
 			t.Fatalf("attempt %d (%v), want %d", n, err, want)
 		}
 	}
-	if n, _ := r.Attempt(ctx, "conv-1", "loop_detected"); n != 1 {
+	if n, _ := typeAttempt(ctx, r, "conv-1", "loop_detected"); n != 1 {
 		t.Fatalf("other type: %d", n)
 	}
 	c := redis.NewClient(&redis.Options{Addr: srv.addr})
@@ -101,7 +101,7 @@ func TestRedisStoreHistory(t *testing.T) {
 	if err := r.ResetSession(ctx, "conv-1"); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := r.Attempt(ctx, "conv-1", "timeout"); n != 1 {
+	if n, _ := typeAttempt(ctx, r, "conv-1", "timeout"); n != 1 {
 		t.Fatalf("after reset: %d", n)
 	}
 	// A corrupt breaker value reads as a fresh breaker.

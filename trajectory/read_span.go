@@ -82,3 +82,20 @@ func (r *SpanReader) Read(sp ptrace.Span, res pcommon.Resource, scope string) Sp
 	}
 	return out
 }
+
+// SameCall reports whether inner, a step span below the step span outer
+// (directly or through spans that are not steps), is the same call seen by
+// a second instrumentation, which Build merges into outer's step: an SDK
+// LLM span under a framework LLM span, an MCP client span under the
+// framework's tool span of the same tool or call ID.
+func SameCall(outer, inner *Step) bool {
+	return outer.Kind == inner.Kind && sameTool(outer, inner)
+}
+
+// MergeNested folds inner, a span of the same call nested in outer (see
+// SameCall), into outer as Build does: empty fields are completed, and the
+// inner span's errors count unless outer's span (whose status code is
+// outerStatus) ended with an explicit OK.
+func MergeNested(outer *Step, outerStatus ptrace.StatusCode, inner *Step) {
+	mergeStep(outer, inner, outerStatus)
+}

@@ -101,6 +101,8 @@ func batch(resources ...resourceDef) ptrace.Traces {
 func decisionDoc(t testing.TB, id string, trace, span uint64, ft string, kind recovery.ActionKind, agent, tool string) string {
 	t.Helper()
 	d := recovery.Decision{
+		Version:     recovery.DecisionVersion,
+		Phase:       recovery.PhaseFinal,
 		DecisionID:  id,
 		TraceID:     traceID(trace).String(),
 		SpanID:      spanID(span).String(),

@@ -1,0 +1,224 @@
+package guard
+
+import (
+	"crypto/sha256"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/triage-otel/triage/classifier"
+	"github.com/triage-otel/triage/trajectory"
+)
+
+// The calls of a run are linked as Classify links them (classifier's
+// collectCalls), one step at a time: a model step's requested calls, the
+// tool steps that execute them (by call ID, else by name among the calls
+// the last model step asked for), the results fed back to the next model
+// step (once each; by call ID, else by name among the calls without a
+// result).
+
+// llmStep folds a model step: its fed-back results, the turn boundary, its
+// requested calls. Each part is taken once, when the step first has it.
+func (r *Run) llmStep(k int32) {
+	s := &r.steps[k]
+	if !s.resDone && len(s.eff.InputResults) > 0 {
+		s.resDone = true
+		for i := range s.eff.InputResults {
+			r.feedResult(k, &s.eff.InputResults[i])
+		}
+	}
+	if !s.started {
+		s.started = true
+		// A new turn: the calls the previous model step asked for that no
+		// tool step executed are complete as they are; the tool steps
+		// since then may answer this step's requests.
+		for _, c := range r.pending {
+			r.addToLoop(c)
+		}
+		r.pending = r.pending[:0]
+		s.early, r.early = r.early, nil
+	}
+	if s.reqDone || len(s.eff.Requested) == 0 {
+		return
+	}
+	s.reqDone = true
+	early := s.early
+	s.early = nil
+requests:
+	for i := range s.eff.Requested {
+		rc := s.eff.Requested[i]
+		if rc.ID != "" {
+			if j, ok := r.byID[rc.ID]; ok {
+				c := &r.calls[j]
+				if c.reqStep < 0 {
+					c.req, c.reqStep = &rc, k
+					r.classify(j)
+				}
+				continue
+			}
+		}
+		for ei, j := range early {
+			c := &r.calls[j]
+			// Only a tool that started after the model step did can be
+			// its answer.
+			if c.reqStep < 0 && c.name == rc.Name && (c.id == "" || rc.ID == "") && r.steps[c.tool].eff.Start >= s.eff.Start {
+				c.req, c.reqStep = &rc, k
+				early = append(early[:ei], early[ei+1:]...)
+				r.classify(j)
+				continue requests
+			}
+		}
+		j := r.newCall(callRec{name: rc.Name, id: rc.ID, req: &rc, reqStep: k, tool: -1, resultStep: -1})
+		r.pending = append(r.pending, j)
+	}
+}
+
+// toolStep folds a tool step: links it to its call (once), then reads the
+// call again with what the step now says.
+func (r *Run) toolStep(k int32) {
+	s := &r.steps[k]
+	if s.call < 0 {
+		j := int32(-1)
+		if id := s.eff.ToolCallID; id != "" {
+			if c, ok := r.byID[id]; ok && r.calls[c].tool < 0 {
+				j = c
+			}
+		}
+		if j < 0 {
+			for pi, c := range r.pending {
+				cc := &r.calls[c]
+				if cc.tool < 0 && cc.name == s.eff.ToolName && (cc.id == "" || s.eff.ToolCallID == "") {
+					j = c
+					r.pending = append(r.pending[:pi], r.pending[pi+1:]...)
+					break
+				}
+			}
+		}
+		if j < 0 {
+			j = r.newCall(callRec{name: s.eff.ToolName, id: s.eff.ToolCallID, reqStep: -1, tool: k, resultStep: -1})
+			r.early = append(r.early, j)
+		}
+		s.call = j
+		c := &r.calls[j]
+		c.tool = k
+		if c.name == "" {
+			c.name = s.eff.ToolName
+		}
+	}
+	r.classify(s.call)
+	r.addToLoop(s.call)
+}
+
+// feedResult links a result fed back to the model at step k to its call.
+func (r *Run) feedResult(k int32, res *trajectory.ToolResult) {
+	var key [sha256.Size]byte
+	if res.CallID != "" {
+		key = sha256.Sum256([]byte("id\x00" + res.CallID))
+	} else {
+		key = sha256.Sum256([]byte("nc\x00" + res.Name + "\x00" + res.Content))
+	}
+	if r.results[key] {
+		return // conversations are resent whole on every turn
+	}
+	r.results[key] = true
+	j := int32(-1)
+	if res.CallID != "" {
+		if c, ok := r.byID[res.CallID]; ok {
+			j = c
+		}
+	}
+	if j < 0 {
+		for c := r.nextNoResult; c < int32(len(r.calls)); c++ {
+			cc := &r.calls[c]
+			if cc.result == nil && (res.Name == "" || cc.name == res.Name) {
+				j = c
+				break
+			}
+		}
+	}
+	if j < 0 || r.calls[j].result != nil {
+		return
+	}
+	c := &r.calls[j]
+	c.result, c.resultStep = res, k
+	for r.nextNoResult < int32(len(r.calls)) && r.calls[r.nextNoResult].result != nil {
+		r.nextNoResult++
+	}
+	r.classify(j)
+}
+
+func (r *Run) newCall(c callRec) int32 {
+	j := int32(len(r.calls))
+	r.calls = append(r.calls, c)
+	if c.id != "" {
+		if _, dup := r.byID[c.id]; !dup {
+			r.byID[c.id] = j
+		}
+	}
+	r.byTool[c.name] = append(r.byTool[c.name], j)
+	r.classify(j)
+	return j
+}
+
+// classify reads call j again with what is known of it now (the
+// classifier's own reading of a call) and tells the guards what changed.
+func (r *Run) classify(j int32) {
+	c := &r.calls[j]
+	call := classifier.Call{Request: c.req, Result: c.result}
+	if c.reqStep >= 0 {
+		rs := &r.steps[r.root(c.reqStep)].eff
+		call.RequestSpanID, call.Offered = rs.SpanID, rs.Offered
+		if len(call.Offered) == 0 {
+			call.Offered = r.agentDefs
+		}
+	}
+	if c.tool >= 0 {
+		call.Tool = &r.steps[r.root(c.tool)].eff
+	}
+	if c.resultStep >= 0 {
+		call.ResultSpanID = r.steps[r.root(c.resultStep)].eff.SpanID
+	}
+	inc, failed, ok := r.g.classifier.ClassifyCall(call)
+	status := callPending
+	switch {
+	case failed:
+		status = callFailed
+	case ok:
+		status = callOK
+	}
+	if status == c.status && (status != callFailed || inc == c.inc) {
+		return
+	}
+	c.status, c.inc = status, inc
+	if status == callFailed && j == r.lastAdd {
+		r.loop.LastFailed()
+	}
+	r.onCallStatus(j)
+}
+
+// args are the call's arguments as Classify takes them: the tool step's,
+// else the requested ones.
+func (r *Run) args(c *callRec) string {
+	if c.tool >= 0 {
+		if a := r.steps[r.root(c.tool)].eff.Arguments; a != "" {
+			return a
+		}
+	}
+	if c.req != nil {
+		return c.req.Arguments
+	}
+	return ""
+}
+
+// callSpan is the span that best shows a call: its tool span, else the
+// model step that requested it, else the one that received its result.
+func (r *Run) callSpan(c *callRec) pcommon.SpanID {
+	switch {
+	case c.tool >= 0:
+		return r.steps[r.root(c.tool)].eff.SpanID
+	case c.reqStep >= 0:
+		return r.steps[r.root(c.reqStep)].eff.SpanID
+	case c.resultStep >= 0:
+		return r.steps[r.root(c.resultStep)].eff.SpanID
+	}
+	return pcommon.SpanID{}
+}

@@ -1,0 +1,36 @@
+package guard
+
+import (
+	"fmt"
+
+	"github.com/triage-otel/triage/classifier"
+	"github.com/triage-otel/triage/recovery"
+)
+
+// The loop guard: the classifier's loop rule (LoopDetector) on the calls
+// so far, in run order. A call enters the detector once, when it is
+// complete: when its tool step arrives, or, for a call no tool step
+// executed, when the next model step starts.
+
+func (r *Run) addToLoop(j int32) {
+	c := &r.calls[j]
+	if c.inLoop {
+		return
+	}
+	c.inLoop = true
+	r.lastAdd = j
+	l, found := r.loop.Add(c.name, r.args(c), c.status == callFailed)
+	if !found || !r.g.cfg.Loop.Enabled {
+		return
+	}
+	span := r.callSpan(c)
+	r.trip(Trip{
+		Guard:       Loop,
+		FailureType: classifier.LoopDetected,
+		Confidence:  l.Confidence,
+		Reason:      fmt.Sprintf("%s called %d times with the same arguments within the last %d calls", l.Tool, l.Count, l.Window),
+		SpanID:      span,
+		Tool:        l.Tool,
+		Evidence:    []recovery.Evidence{{SpanID: spanIDString(span), Signal: string(classifier.SignalLoop)}},
+	})
+}

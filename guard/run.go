@@ -1,0 +1,459 @@
+package guard
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"slices"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/triage-otel/triage/classifier"
+	"github.com/triage-otel/triage/recovery"
+	"github.com/triage-otel/triage/trajectory"
+)
+
+// Guards holds the configuration shared by every run. It is safe for
+// concurrent use; each Run is not.
+type Guards struct {
+	cfg         Config
+	classifier  *classifier.Classifier
+	sessionKeys []string
+	prices      priceTable
+}
+
+// New returns the guards for cfg. cls is the classifier whose loop rule
+// and call reading the guards apply (the one that makes the final
+// decision); sessionKeys are the attributes that carry a session id, in
+// order of preference (before the conventions trajectory recognises).
+func New(cfg Config, cls *classifier.Classifier, sessionKeys []string) (*Guards, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cls == nil {
+		return nil, fmt.Errorf("guard: nil classifier")
+	}
+	return &Guards{cfg: cfg, classifier: cls, sessionKeys: slices.Clone(sessionKeys), prices: newPriceTable(cfg.Cost.Prices)}, nil
+}
+
+// Config returns the configuration.
+func (g *Guards) Config() Config { return g.cfg }
+
+// Span is one span fed to a run with its resource and scope.
+type Span struct {
+	Span     ptrace.Span
+	Resource pcommon.Resource
+	Scope    string
+}
+
+// maxAncestorHops bounds the walk from a span up to the step it belongs to
+// (parent chains of one call are short; a longer or looping chain is cut).
+const maxAncestorHops = 64
+
+// maxHintedTools bounds the tool hints a run keeps.
+const maxHintedTools = 256
+
+// Run is the in-flight state of one trace: the guards' view of the run in
+// progress. Not safe for concurrent use.
+type Run struct {
+	g      *Guards
+	reader trajectory.SpanReader
+
+	nodes   map[pcommon.SpanID]spanNode
+	waiting map[pcommon.SpanID][]int32 // steps whose parent chain stops at this unseen span
+	steps   []stepRec
+
+	calls        []callRec
+	byID         map[string]int32
+	pending      []int32 // calls requested by the last model step, not executed yet
+	early        []int32 // calls of tool steps since the last model step, not requested yet
+	results      map[[sha256.Size]byte]bool
+	nextNoResult int32
+	byTool       map[string][]int32 // calls of each tool, in order
+
+	agentDefs []trajectory.ToolDef
+	hints     map[string]trajectory.ToolHints
+
+	loop    *classifier.LoopDetector
+	lastAdd int32 // call added last, -1 none
+
+	usage, reported recovery.Usage
+	lastUsageSpan   pcommon.SpanID
+	minStart        pcommon.Timestamp
+	maxEnd          pcommon.Timestamp
+	maxEndSpan      pcommon.SpanID
+
+	service, agent                   string
+	cfgSession, resSession, convSess string
+
+	tripped map[Name]bool
+	out     []Trip  // trips of the batch being added
+	dirty   []int32 // steps merged into, to fold
+}
+
+type spanNode struct {
+	parent pcommon.SpanID
+	step   int32 // the step the span belongs to, -1 when it is not a step span
+}
+
+// stepRec is one call (LLM or tool) as its spans read so far.
+type stepRec struct {
+	// parts are the readings of the spans of the call, outermost first;
+	// status is the outermost span's status code.
+	parts  []trajectory.Step
+	status ptrace.StatusCode
+	ids    []pcommon.SpanID
+	eff    trajectory.Step // parts merged as Build merges them
+	merged int32           // the step this one was merged into, -1 none
+	top    pcommon.SpanID  // outermost span, whose parent chain links it upwards
+
+	call    int32   // tool steps: their call, -1 none yet
+	started bool    // LLM steps: the turn boundary was handled
+	early   []int32 // LLM steps: tool calls of the turn before it, not requested yet
+	reqDone bool
+	resDone bool
+	usage   recovery.Usage
+}
+
+// callStatus is what is known of a call's outcome.
+type callStatus uint8
+
+const (
+	callPending callStatus = iota
+	callOK
+	callFailed
+)
+
+// callRec is one tool call: requested by a model step, executed by a tool
+// step, answered by a result fed back to the model — any may be missing.
+type callRec struct {
+	name, id   string
+	req        *trajectory.ToolCall
+	reqStep    int32 // requesting LLM step, -1
+	tool       int32 // tool step, -1
+	result     *trajectory.ToolResult
+	resultStep int32 // LLM step the result was fed to, -1
+	status     callStatus
+	inc        classifier.Incident
+	inLoop     bool
+}
+
+// NewRun returns the state of a new in-flight run.
+func (g *Guards) NewRun() *Run {
+	return &Run{
+		g:       g,
+		nodes:   map[pcommon.SpanID]spanNode{},
+		waiting: map[pcommon.SpanID][]int32{},
+		byID:    map[string]int32{},
+		results: map[[sha256.Size]byte]bool{},
+		byTool:  map[string][]int32{},
+		hints:   map[string]trajectory.ToolHints{},
+		loop:    g.classifier.NewLoopDetector(),
+		lastAdd: -1,
+		tripped: map[Name]bool{},
+	}
+}
+
+// Add feeds a batch of new spans of the run (in any order: they are taken
+// in end-time order) and returns the guards they tripped. A span ID seen
+// before is ignored. Cost is linear in the batch.
+func (r *Run) Add(batch []Span) []Trip {
+	r.out = r.out[:0]
+	order := make([]int, len(batch))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		ea, eb := batch[a].Span.EndTimestamp(), batch[b].Span.EndTimestamp()
+		if ea != eb {
+			if ea < eb {
+				return -1
+			}
+			return 1
+		}
+		sa, sb := batch[a].Span.StartTimestamp(), batch[b].Span.StartTimestamp()
+		switch {
+		case sa < sb:
+			return -1
+		case sa > sb:
+			return 1
+		}
+		return 0
+	})
+	for _, i := range order {
+		r.addSpan(&batch[i])
+	}
+	r.checkRunBudgets()
+	r.checkWallClock()
+	if len(r.out) == 0 {
+		return nil
+	}
+	return slices.Clone(r.out)
+}
+
+// Tripped reports whether guard n already tripped on this run.
+func (r *Run) Tripped(n Name) bool { return r.tripped[n] }
+
+// trip records a trip unless the guard already tripped on this run.
+func (r *Run) trip(t Trip) {
+	if r.tripped[t.Guard] {
+		return
+	}
+	r.tripped[t.Guard] = true
+	r.out = append(r.out, t)
+}
+
+// Service, Agent and Session identify the run as far as its spans so far
+// say: service.name, the agent name, and the session id (the configured
+// attributes on the spans, then on their resources, then the conventions
+// trajectory recognises).
+func (r *Run) Service() string { return r.service }
+func (r *Run) Agent() string   { return r.agent }
+func (r *Run) Session() string {
+	switch {
+	case r.cfgSession != "":
+		return r.cfgSession
+	case r.resSession != "":
+		return r.resSession
+	}
+	return r.convSess
+}
+
+// NonIdempotent says whether the tool definitions seen so far mark tool as
+// not idempotent (MCP annotations), and why.
+func (r *Run) NonIdempotent(tool string) (string, bool) {
+	h, ok := r.hints[tool]
+	if !ok {
+		return "", false
+	}
+	return h.NonIdempotent()
+}
+
+func (r *Run) addSpan(s *Span) {
+	sp := s.Span
+	id := sp.SpanID()
+	if _, dup := r.nodes[id]; dup || id.IsEmpty() {
+		return
+	}
+	r.identify(s)
+	if st, en := sp.StartTimestamp(), sp.EndTimestamp(); st != 0 || en != 0 {
+		if st != 0 && (r.minStart == 0 || st < r.minStart) {
+			r.minStart = st
+		}
+		if en > r.maxEnd {
+			r.maxEnd, r.maxEndSpan = en, id
+		}
+	}
+	rd := r.reader.Read(sp, s.Resource, s.Scope)
+	if r.agent == "" {
+		r.agent = rd.Agent
+	}
+	if r.convSess == "" {
+		r.convSess = rd.Session
+	}
+	node := spanNode{parent: sp.ParentSpanID(), step: -1}
+	if rd.Role != trajectory.SpanLLM && rd.Role != trajectory.SpanTool {
+		r.nodes[id] = node
+		r.noteTools(rd.Tools, rd.Role == trajectory.SpanAgent)
+		r.resolveWaiting(id)
+		for len(r.dirty) > 0 {
+			d := r.dirty[len(r.dirty)-1]
+			r.dirty = r.dirty[:len(r.dirty)-1]
+			r.fold(r.root(d))
+		}
+		return
+	}
+	// A step span: part of the call of a step above it, or a call of its own.
+	k := int32(-1)
+	if anc, ok := r.stepAbove(node.parent); ok && trajectory.SameCall(&r.steps[anc].eff, &rd.Step) {
+		k = anc
+		r.steps[k].parts = append(r.steps[k].parts, rd.Step)
+		r.steps[k].ids = append(r.steps[k].ids, id)
+	} else {
+		k = int32(len(r.steps))
+		r.steps = append(r.steps, stepRec{parts: []trajectory.Step{rd.Step}, status: sp.Status().Code(),
+			ids: []pcommon.SpanID{id}, merged: -1, top: id, call: -1})
+		if !ok {
+			r.waitOn(node.parent, k)
+		}
+	}
+	node.step = k
+	r.nodes[id] = node
+	r.recompute(k)
+	r.resolveWaiting(id)
+	r.fold(r.root(k))
+	for len(r.dirty) > 0 {
+		d := r.dirty[len(r.dirty)-1]
+		r.dirty = r.dirty[:len(r.dirty)-1]
+		r.fold(r.root(d))
+	}
+}
+
+// identify reads the run's service and session from a span.
+func (r *Run) identify(s *Span) {
+	if r.service == "" {
+		if v, ok := s.Resource.Attributes().Get("service.name"); ok {
+			r.service = v.AsString()
+		}
+	}
+	if r.cfgSession == "" && len(r.g.sessionKeys) > 0 {
+		r.cfgSession = recovery.SessionKey(r.g.sessionKeys, s.Span.Attributes())
+		if r.resSession == "" {
+			r.resSession = recovery.SessionKey(r.g.sessionKeys, s.Resource.Attributes())
+		}
+	}
+}
+
+// root follows merges to the step that holds k now.
+func (r *Run) root(k int32) int32 {
+	for r.steps[k].merged >= 0 {
+		k = r.steps[k].merged
+	}
+	return k
+}
+
+// stepAbove walks up from id through seen spans that are not steps to the
+// nearest step; ok false when the chain stops at a span not seen yet (or
+// has no parent).
+func (r *Run) stepAbove(id pcommon.SpanID) (int32, bool) {
+	for range maxAncestorHops {
+		if id.IsEmpty() {
+			return -1, false
+		}
+		n, seen := r.nodes[id]
+		if !seen {
+			return -1, false
+		}
+		if n.step >= 0 {
+			return r.root(n.step), true
+		}
+		id = n.parent
+	}
+	return -1, false
+}
+
+// waitOn records that step k's parent chain stops at the unseen span id:
+// when id arrives, k may turn out to be a nested span of its call.
+func (r *Run) waitOn(id pcommon.SpanID, k int32) {
+	// Walk up to where the chain really stops.
+	for range maxAncestorHops {
+		if id.IsEmpty() {
+			return
+		}
+		n, seen := r.nodes[id]
+		if !seen {
+			r.waiting[id] = append(r.waiting[id], k)
+			return
+		}
+		if n.step >= 0 {
+			return
+		}
+		id = n.parent
+	}
+}
+
+// resolveWaiting handles the steps whose parent chain stopped at id, which
+// just arrived: nested in id's call, they merge into it.
+func (r *Run) resolveWaiting(id pcommon.SpanID) {
+	ws, ok := r.waiting[id]
+	if !ok {
+		return
+	}
+	delete(r.waiting, id)
+	for _, w := range ws {
+		w = r.root(w)
+		anc, ok := r.stepAbove(id)
+		if !ok {
+			r.waitOn(id, w)
+			continue
+		}
+		if anc == w || !trajectory.SameCall(&r.steps[anc].eff, &r.steps[w].eff) {
+			continue
+		}
+		r.mergeInto(anc, w)
+	}
+}
+
+// mergeInto merges step w (nested) into step k (its outer span's call).
+func (r *Run) mergeInto(k, w int32) {
+	sk, sw := &r.steps[k], &r.steps[w]
+	sk.parts = append(sk.parts, sw.parts...)
+	sk.ids = append(sk.ids, sw.ids...)
+	for _, id := range sw.ids {
+		if n, ok := r.nodes[id]; ok {
+			n.step = k
+			r.nodes[id] = n
+		}
+	}
+	sw.merged = k
+	r.usage = sub(r.usage, sw.usage)
+	sw.usage = recovery.Usage{}
+	if sk.call < 0 && sw.call >= 0 {
+		sk.call = sw.call
+		r.calls[sw.call].tool = k
+	}
+	sk.started = sk.started || sw.started
+	sk.reqDone = sk.reqDone || sw.reqDone
+	sk.resDone = sk.resDone || sw.resDone
+	r.recompute(k)
+	r.dirty = append(r.dirty, k)
+	// Requested calls and results the nested span brought stay with
+	// their calls; re-point them.
+	for i := range r.calls {
+		c := &r.calls[i]
+		if c.reqStep == w {
+			c.reqStep = k
+		}
+		if c.resultStep == w {
+			c.resultStep = k
+		}
+	}
+}
+
+func sub(a, b recovery.Usage) recovery.Usage {
+	return recovery.Usage{Tokens: a.Tokens - b.Tokens, Cost: a.Cost - b.Cost}
+}
+
+// recompute merges step k's parts as Build merges them.
+func (r *Run) recompute(k int32) {
+	s := &r.steps[k]
+	s.eff = s.parts[0]
+	for i := 1; i < len(s.parts); i++ {
+		trajectory.MergeNested(&s.eff, s.status, &s.parts[i])
+	}
+}
+
+// fold folds what step k now says into the run: usage, tool definitions,
+// calls (and the guards they trip).
+func (r *Run) fold(k int32) {
+	s := &r.steps[k]
+	if s.eff.Kind == trajectory.StepLLM {
+		u := r.g.prices.usageOf(&s.eff)
+		r.usage = r.usage.Add(sub(u, s.usage))
+		if u != s.usage && !u.IsZero() {
+			r.lastUsageSpan = s.top
+		}
+		s.usage = u
+		r.noteTools(s.eff.Offered, false)
+		r.llmStep(k)
+		return
+	}
+	r.toolStep(k)
+}
+
+// noteTools keeps the hints of tool definitions (and the definitions an
+// agent span records, which LLM steps that record none were offered).
+func (r *Run) noteTools(defs []trajectory.ToolDef, agent bool) {
+	if agent && len(defs) > 0 && len(r.agentDefs) == 0 {
+		r.agentDefs = defs
+	}
+	for i := range defs {
+		d := &defs[i]
+		if d.Hints == (trajectory.ToolHints{}) {
+			continue
+		}
+		if _, ok := r.hints[d.Name]; ok || len(r.hints) < maxHintedTools {
+			r.hints[d.Name] = d.Hints
+		}
+	}
+}
