@@ -151,7 +151,7 @@ func TestLoopDetectorStreams(t *testing.T) {
 		d := c.NewLoopDetector()
 		got := -1
 		for i, s := range tc.calls {
-			if _, ok := d.Add(s.tool, s.args, false); ok && got < 0 {
+			if _, ok := d.Add(s.tool, s.args, nil, false); ok && got < 0 {
 				got = i
 			}
 			if s.failed {

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+
+	"github.com/triage-otel/triage/trajectory"
 )
 
 const confLoop = 0.9
@@ -51,11 +53,13 @@ func canonicalArgs(raw string) string {
 // arguments, or, when the instrumentation recorded none, the result it got
 // (with timestamps, UUIDs and other volatile values masked): equal results
 // of the same tool are the same question asked again.
-func (c *call) loopArgs() string {
-	if c.args != "" || c.result == nil || c.result.Content == "" {
-		return c.args
+func (c *call) loopArgs() string { return loopIdentity(c.args, c.result) }
+
+func loopIdentity(args string, result *trajectory.ToolResult) string {
+	if args != "" || result == nil || result.Content == "" {
+		return args
 	}
-	return resultIdentity + maskVolatile(truncate(c.result.Content, maxResultIdentity))
+	return resultIdentity + maskVolatile(truncate(result.Content, maxResultIdentity))
 }
 
 // resultIdentity prefixes a call identity taken from the call's result.
@@ -233,10 +237,15 @@ func (c *Classifier) NewLoopDetector() *LoopDetector {
 	return &LoopDetector{d: newLoopDetector(c.opts.LoopThreshold, c.opts.LoopWindow, c.opts.LoopSimilarity)}
 }
 
-// Add appends the next tool call of the run (failed: already known to have
-// failed) and reports whether it completes a loop.
-func (l *LoopDetector) Add(tool, arguments string, failed bool) (Loop, bool) {
-	r, ok := l.d.add(newLoopCall(tool, arguments, false, l.n, l.n))
+// Add appends the next tool call of the run — its arguments and the
+// result it got (nil when none was seen), which identifies a call whose
+// arguments were not recorded; failed: already known to have failed — and
+// reports whether it completes a loop.
+func (l *LoopDetector) Add(tool, arguments string, result *trajectory.ToolResult, failed bool) (Loop, bool) {
+	id := loopIdentity(arguments, result)
+	lc := newLoopCall(tool, id, false, l.n, l.n)
+	lc.byResult = strings.HasPrefix(id, resultIdentity)
+	r, ok := l.d.add(lc)
 	if failed {
 		l.d.lastFailed()
 	}

@@ -16,31 +16,54 @@ import (
 // step (once each; by call ID, else by name among the calls without a
 // result).
 
-// llmStep folds a model step: its fed-back results, the turn boundary, its
-// requested calls. Each part is taken once, when the step first has it.
+// llmStep folds a model step: the results fed back to it, the turn
+// boundary, its requested calls, the results of its own calls it recorded.
+// Each part is taken once, when the step first has it.
 func (r *Run) llmStep(k int32) {
 	s := &r.steps[k]
+	var fedOnly []int32
 	if !s.resDone && len(s.eff.InputResults) > 0 {
 		s.resDone = true
 		for i := range s.eff.InputResults {
-			r.feedResult(k, &s.eff.InputResults[i])
+			if j, created := r.takeResult(k, &s.eff.InputResults[i]); created {
+				fedOnly = append(fedOnly, j)
+			}
 		}
 	}
 	if !s.started {
 		s.started = true
-		// A new turn: the calls the previous model step asked for that no
-		// tool step executed are complete as they are; the tool steps
-		// since then may answer this step's requests.
-		for _, c := range r.pending {
-			r.addToLoop(c)
+		// A new turn: the calls before it are complete as they are (the
+		// results just taken answered them).
+		for _, j := range r.notInLoop {
+			r.addToLoop(j)
 		}
+		r.notInLoop = r.notInLoop[:0]
 		r.pending = r.pending[:0]
 		s.early, r.early = r.early, nil
 	}
-	if s.reqDone || len(s.eff.Requested) == 0 {
-		return
+	// Calls known only from their result fed back here.
+	for _, j := range fedOnly {
+		r.addToLoop(j)
 	}
-	s.reqDone = true
+	if !s.reqDone && len(s.eff.Requested) > 0 {
+		s.reqDone = true
+		r.requests(k)
+	}
+	if !s.ownDone && len(s.eff.ToolResults) > 0 {
+		s.ownDone = true
+		for i := range s.eff.ToolResults {
+			if j, created := r.takeResult(k, &s.eff.ToolResults[i]); created {
+				r.addToLoop(j)
+			}
+		}
+	}
+}
+
+// requests links the calls model step k asked for: to tool steps that
+// already ran them (by call ID, or by name among the tool steps of the
+// turn before, started after the model step did), else as new calls.
+func (r *Run) requests(k int32) {
+	s := &r.steps[k]
 	early := s.early
 	s.early = nil
 requests:
@@ -58,9 +81,7 @@ requests:
 		}
 		for ei, j := range early {
 			c := &r.calls[j]
-			// Only a tool that started after the model step did can be
-			// its answer.
-			if c.reqStep < 0 && c.name == rc.Name && (c.id == "" || rc.ID == "") && r.steps[c.tool].eff.Start >= s.eff.Start {
+			if c.reqStep < 0 && c.name == rc.Name && (c.id == "" || rc.ID == "") && r.steps[r.root(c.tool)].eff.Start >= s.eff.Start {
 				c.req, c.reqStep = &rc, k
 				early = append(early[:ei], early[ei+1:]...)
 				r.classify(j)
@@ -73,7 +94,9 @@ requests:
 }
 
 // toolStep folds a tool step: links it to its call (once), then reads the
-// call again with what the step now says.
+// call again with what the step now says. The call enters the loop
+// detector now when its arguments identify it; otherwise its result will,
+// at the next turn.
 func (r *Run) toolStep(k int32) {
 	s := &r.steps[k]
 	if s.call < 0 {
@@ -105,11 +128,18 @@ func (r *Run) toolStep(k int32) {
 		}
 	}
 	r.classify(s.call)
-	r.addToLoop(s.call)
+	if r.args(&r.calls[s.call]) != "" {
+		r.addToLoop(s.call)
+	}
 }
 
-// feedResult links a result fed back to the model at step k to its call.
-func (r *Run) feedResult(k int32, res *trajectory.ToolResult) {
+// takeResult links a result recorded at model step k (fed back to it, or
+// of its own calls) to its call: by call ID, else the first call without a
+// result of that name (of any name when the result has none). A result
+// that matches no call is a call of its own (frameworks that feed a tool
+// failure back as text often leave no tool span and no request); created
+// says so.
+func (r *Run) takeResult(k int32, res *trajectory.ToolResult) (j int32, created bool) {
 	var key [sha256.Size]byte
 	if res.CallID != "" {
 		key = sha256.Sum256([]byte("id\x00" + res.CallID))
@@ -117,10 +147,10 @@ func (r *Run) feedResult(k int32, res *trajectory.ToolResult) {
 		key = sha256.Sum256([]byte("nc\x00" + res.Name + "\x00" + res.Content))
 	}
 	if r.results[key] {
-		return // conversations are resent whole on every turn
+		return -1, false // conversations are resent whole on every turn
 	}
 	r.results[key] = true
-	j := int32(-1)
+	j = -1
 	if res.CallID != "" {
 		if c, ok := r.byID[res.CallID]; ok {
 			j = c
@@ -135,15 +165,21 @@ func (r *Run) feedResult(k int32, res *trajectory.ToolResult) {
 			}
 		}
 	}
-	if j < 0 || r.calls[j].result != nil {
-		return
+	if j >= 0 && r.calls[j].result != nil {
+		return -1, false
 	}
-	c := &r.calls[j]
-	c.result, c.resultStep = res, k
+	if j < 0 {
+		j = r.newCall(callRec{name: res.Name, id: res.CallID, reqStep: -1, tool: -1, result: res, resultStep: k})
+		created = true
+	} else {
+		c := &r.calls[j]
+		c.result, c.resultStep = res, k
+		r.classify(j)
+	}
 	for r.nextNoResult < int32(len(r.calls)) && r.calls[r.nextNoResult].result != nil {
 		r.nextNoResult++
 	}
-	r.classify(j)
+	return j, created
 }
 
 func (r *Run) newCall(c callRec) int32 {
@@ -155,6 +191,7 @@ func (r *Run) newCall(c callRec) int32 {
 		}
 	}
 	r.byTool[c.name] = append(r.byTool[c.name], j)
+	r.notInLoop = append(r.notInLoop, j)
 	r.classify(j)
 	return j
 }

@@ -8,9 +8,10 @@ import (
 )
 
 // The loop guard: the classifier's loop rule (LoopDetector) on the calls
-// so far, in run order. A call enters the detector once, when it is
-// complete: when its tool step arrives, or, for a call no tool step
-// executed, when the next model step starts.
+// so far, in run order. A call enters the detector once, when what
+// identifies it is known: when its tool step arrives with its arguments,
+// when its result is the only trace of it, or else when the next model
+// step starts (the results fed back to it are taken first).
 
 func (r *Run) addToLoop(j int32) {
 	c := &r.calls[j]
@@ -19,7 +20,7 @@ func (r *Run) addToLoop(j int32) {
 	}
 	c.inLoop = true
 	r.lastAdd = j
-	l, found := r.loop.Add(c.name, r.args(c), c.status == callFailed)
+	l, found := r.loop.Add(c.name, r.args(c), c.result, c.status == callFailed)
 	if !found || !r.g.cfg.Loop.Enabled {
 		return
 	}

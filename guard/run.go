@@ -74,8 +74,9 @@ type Run struct {
 	agentDefs []trajectory.ToolDef
 	hints     map[string]trajectory.ToolHints
 
-	loop    *classifier.LoopDetector
-	lastAdd int32 // call added last, -1 none
+	loop      *classifier.LoopDetector
+	lastAdd   int32   // call added last, -1 none
+	notInLoop []int32 // calls not added to the loop detector yet
 
 	usage, reported recovery.Usage
 	lastUsageSpan   pcommon.SpanID
@@ -112,6 +113,7 @@ type stepRec struct {
 	early   []int32 // LLM steps: tool calls of the turn before it, not requested yet
 	reqDone bool
 	resDone bool
+	ownDone bool
 	usage   recovery.Usage
 }
 
