@@ -3,7 +3,7 @@ GO ?= go
 BUILD_DIR := _build
 FUZZTIME ?= 10s
 
-.PHONY: test unit fuzz e2e vet run collector classify eval dashboards
+.PHONY: test unit fuzz e2e vet run collector classify eval matrix dashboards
 
 # test: everything CI runs (see .ci/run).
 test: vet unit fuzz dashboards e2e
@@ -41,6 +41,20 @@ classify:
 eval:
 	@test -n "$(SHARED)" || { echo "shared/DESIGN.md not found in this folder or a parent" >&2; exit 1; }
 	$(GO) run ./cmd/triage eval --labels $(FIXTURES)/labels.json $(addprefix --corpus ,$(sort $(wildcard $(SHARED)/corpora/*.json)))
+
+# matrix: regenerate the README's support matrix (stack × scenario → what
+# triage answers, versions, what each stack's instrumentation cannot show)
+# from the captures with `triage eval --matrix`, between its markers. eval
+# exits 1 when some capture is not answered as labelled: the matrix shows
+# which, so that is not an error here.
+matrix:
+	@test -n "$(SHARED)" || { echo "shared/DESIGN.md not found in this folder or a parent" >&2; exit 1; }
+	@mkdir -p $(BUILD_DIR)
+	$(GO) build -o $(BUILD_DIR)/triage ./cmd/triage
+	cd $(SHARED)/.. && $(CURDIR)/$(BUILD_DIR)/triage eval --labels shared/fixtures/frameworks/labels.json --matrix --harness shared/harness > $(CURDIR)/$(BUILD_DIR)/matrix.md; test $$? -le 1
+	awk -v f=$(BUILD_DIR)/matrix.md 'BEGIN { while ((getline l < f) > 0) m = m l "\n" } \
+		/<!-- matrix:begin -->/ { print; printf "%s", m; skip = 1; next } /<!-- matrix:end -->/ { skip = 0 } !skip' README.md > $(BUILD_DIR)/README.md
+	mv $(BUILD_DIR)/README.md README.md
 
 # dashboards: the Prometheus config and alert rules checked, the rules
 # unit-tested, with promtool (the

@@ -14,6 +14,8 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&corpora, "corpus", "labelled error-string corpus (`FILE`, repeatable)")
 	verbose := fs.Bool("verbose", false, "list every item, not only the failures")
 	corrections := fs.String("corrections", "", "JSONL `FILE` of corrections to score as a labelled set over the trace FILEs given as arguments")
+	matrix := fs.Bool("matrix", false, "print the support matrix of the --labels sets as Markdown (stack × scenario → answer, versions, what each stack's instrumentation cannot show) instead of the scores")
+	harness := fs.String("harness", "", "with --matrix: the capture harness `DIR` (run-all.mjs, package-lock.json) that names each stack's packages")
 	lf := addLLMFlags(fs, false)
 	rest, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -26,6 +28,9 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 	if len(labels) == 0 && len(corpora) == 0 && *corrections == "" {
 		fmt.Fprintln(stderr, "triage eval: give --labels FILE, --corpus FILE and/or --corrections FILE with trace FILEs")
 		return exitUsage
+	}
+	if *matrix {
+		return writeMatrices(labels, *harness, stdout, stderr)
 	}
 	model, ok := lf.consultant("eval", stderr)
 	if !ok {
@@ -80,4 +85,33 @@ func writeCoverage(w io.Writer, c evalset.Coverage) {
 		tc := c.ByType[ft]
 		fmt.Fprintf(w, "  %-19s correct %d, wrong %d\n", ft, tc.Correct, tc.Wrong)
 	}
+}
+
+// writeMatrices prints the support matrix of each labels file. The exit
+// status says whether every scored capture was answered as labelled.
+func writeMatrices(labels []string, harness string, stdout, stderr io.Writer) int {
+	if len(labels) == 0 {
+		fmt.Fprintln(stderr, "triage eval: --matrix needs --labels FILE")
+		return exitUsage
+	}
+	code := exitOK
+	for i, f := range labels {
+		m, err := evalset.BuildMatrix(f, harness)
+		if err != nil {
+			fmt.Fprintf(stderr, "triage eval: %v\n", err)
+			return exitFailed
+		}
+		if i > 0 {
+			fmt.Fprintln(stdout)
+		}
+		m.WriteMarkdown(stdout)
+		for _, s := range m.Stacks {
+			for _, it := range s.Cells {
+				if it.Scorable() && !it.Pass || it.Kind == evalset.KindError {
+					code = exitFailed
+				}
+			}
+		}
+	}
+	return code
 }

@@ -4,6 +4,7 @@
 //
 //	triage classify [--constraint S]... [--explain] [--llm-endpoint URL --llm-model M] [--corrections F] FILE...
 //	triage eval [--labels FILE]... [--corpus FILE]... [--corrections F FILE...] [--verbose] [--llm-endpoint URL --llm-model M]
+//	triage eval --labels FILE... --matrix [--harness DIR]
 //	triage replay [--endpoint URL] [--fresh-ids] FILE...
 //	triage sink [--listen HOST:PORT] [--secret S] [--tolerance D]
 package main
@@ -29,6 +30,10 @@ const usage = `usage:
       score the classifier on a labelled capture set (labels.json), string corpora and a
       corrections file (JSONL) over trace FILEs; prints per-type precision/recall, misroutes,
       false failures, the corrections' coverage and "N passed, N failed"
+  triage eval --labels FILE... --matrix [--harness DIR]
+      the support matrix as Markdown: stack x scenario -> what triage answers, the
+      instrumentation (and, with the capture harness DIR, package) versions, and per stack
+      what its instrumentation cannot show
   classify and eval ask a model about the runs left unknown when $TRIAGE_LLM_BASE_URL (or
       --llm-endpoint URL) is set, with $TRIAGE_LLM_MODEL (--llm-model) and $TRIAGE_LLM_API_KEY;
       --llm-max-tokens, --llm-timeout; only gated answers are kept (see README)
