@@ -35,7 +35,7 @@ var (
 	// with. A bare "Error" must be followed by what an error report
 	// continues with (a colon, a bracket, a status code, "while …",
 	// "invoking …"), so that "Error rate is 0.2%" stays data.
-	errorPrefix = regexp.MustCompile(`(?i)^\s*(?:(?:error|exception)(?:\s*(?:[:(\[]|-\s|–|—|$)|\s+\d{3}\b|\s+(?:occurred|while|when|calling|executing|running|invoking|in|during|from|processing|on|at)\b)|an? (?:\w+ )?(?:error|exception) (?:occurred|was raised|has occurred)\b|(?:i )?encountered (?:an? )?(?:error|exception)\b|tool (?:call |execution )?failed\b|the tool (?:call )?failed\b)`)
+	errorPrefix = regexp.MustCompile(`(?i)^\s*(?:(?:error|exception)(?:\s*(?:[:(\[]|-\s|–|—|$)|\s+\d{3}\b|\s+(?:code|occurred|while|when|in|during|from|on|at|calling|executing|running|invoking|processing|fetching|getting|retrieving|querying|searching|looking|reading|writing|sending|loading|parsing|connecting|creating|updating|deleting)\b)|an? (?:\w+ )?(?:error|exception) (?:occurred|was raised|has occurred)\b|(?:i )?encountered (?:an? )?(?:error|exception)\b|tool (?:call |execution )?failed\b|the tool (?:call )?failed\b)`)
 	// Results that start like a failure but may be ordinary output
 	// ("Failed logins: 3") count only when a rule classifies them.
 	weakErrorPrefix = regexp.MustCompile(`(?i)^\s*(?:failed|failure|fatal|could not|couldn't|unable to|cannot|sorry, )`)

@@ -207,3 +207,32 @@ func TestResultEchoingAMissingArgument(t *testing.T) {
 	b.answer("6 degrees in Oslo.", trajectory.ToolResult{CallID: "2", Content: `{"city":"Oslo","temp":6}`})
 	wantVerdict(t, c.Classify(&b.run), OutcomeRecovered, "")
 }
+
+// How error reports open, in SDKs and frameworks not in the captures.
+func TestErrorReportOpenings(t *testing.T) {
+	for _, content := range []string{
+		"Error code: 503 - {'error': {'message': 'upstream unavailable'}}",
+		"Error fetching shipment 88: connection reset by peer",
+		"Error calling tool lookup_sku: KeyError('sku')",
+		"ERROR - quota exhausted",
+		"Exception in tool reserve_room: ValueError",
+		"Error 500 while contacting billing",
+		"error: permission denied for ledger",
+		"Error(ValueError): bad date",
+	} {
+		if !resultIsError(&trajectory.ToolResult{Content: content}) {
+			t.Errorf("%q not read as an error report", content)
+		}
+	}
+	for _, content := range []string{
+		"Error handling in Go: a practical guide",
+		"Error budgets are computed monthly.",
+		"Errors: none",
+		"Exceptional service, 5 stars",
+		"error_rate=0.02",
+	} {
+		if resultIsError(&trajectory.ToolResult{Content: content}) {
+			t.Errorf("%q read as an error report", content)
+		}
+	}
+}

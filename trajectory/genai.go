@@ -77,6 +77,24 @@ func genaiDetect(c *spanCtx) (spanRole, bool) {
 	return genaiOperations[op], true
 }
 
+// genaiFillTool reads the GenAI tool attributes (gen_ai.tool.name,
+// gen_ai.tool.call.{id,arguments,result}; arguments and result as JSON
+// text whether recorded as strings or structured) into empty fields.
+func genaiFillTool(a pcommon.Map, st *Step) {
+	if st.ToolName == "" {
+		st.ToolName = attrStr(a, "gen_ai.tool.name")
+	}
+	if st.ToolCallID == "" {
+		st.ToolCallID = attrStr(a, "gen_ai.tool.call.id")
+	}
+	if st.Arguments == "" {
+		st.Arguments = attrStr(a, "gen_ai.tool.call.arguments")
+	}
+	if st.Result == "" {
+		st.Result = attrStr(a, "gen_ai.tool.call.result")
+	}
+}
+
 // genaiProvider is the model provider: gen_ai.provider.name, else the
 // deprecated gen_ai.system.
 func genaiProvider(a pcommon.Map) string {
@@ -86,18 +104,7 @@ func genaiProvider(a pcommon.Map) string {
 func genaiFill(c *spanCtx, st *Step) {
 	a := c.attrs
 	if st.Kind == StepTool {
-		if st.ToolName == "" {
-			st.ToolName = attrStr(a, "gen_ai.tool.name")
-		}
-		if st.ToolCallID == "" {
-			st.ToolCallID = attrStr(a, "gen_ai.tool.call.id")
-		}
-		if st.Arguments == "" {
-			st.Arguments = attrStr(a, "gen_ai.tool.call.arguments")
-		}
-		if st.Result == "" {
-			st.Result = attrStr(a, "gen_ai.tool.call.result")
-		}
+		genaiFillTool(a, st)
 		if !st.ResultIsError && st.Result != "" && looksJSON(st.Result) {
 			st.ResultIsError = mcpResultIsError([]byte(st.Result))
 		}

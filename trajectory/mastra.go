@@ -73,20 +73,16 @@ func mastraIO(c *spanCtx, which string) string {
 func mastraFill(c *spanCtx, st *Step) {
 	a := c.attrs
 	if st.Kind == StepTool {
-		if st.ToolName == "" {
-			st.ToolName = attrStr(a, "gen_ai.tool.name")
-		}
-		if st.ToolCallID == "" {
-			st.ToolCallID = attrStr(a, "gen_ai.tool.call.id")
-		}
+		// 1.x: the GenAI names; 0.x: gen_ai.tool.input/output, input/output.
+		genaiFillTool(a, st)
 		if st.Arguments == "" {
-			st.Arguments = firstStr(a, "gen_ai.tool.call.arguments", "gen_ai.tool.input")
+			st.Arguments = attrStr(a, "gen_ai.tool.input")
 			if st.Arguments == "" {
 				st.Arguments = mastraIO(c, "input")
 			}
 		}
 		if st.Result == "" {
-			st.Result = firstStr(a, "gen_ai.tool.call.result", "gen_ai.tool.output")
+			st.Result = attrStr(a, "gen_ai.tool.output")
 			if st.Result == "" {
 				st.Result = mastraIO(c, "output")
 			}
