@@ -400,3 +400,68 @@ func TestMCPToolSpans(t *testing.T) {
 	eq(t, "steps", len(r.Steps), 0)
 	eq(t, "span errors", len(r.SpanErrors), 0)
 }
+
+// The new stacks' captures, read as the conventions say (the classifier's
+// answers are checked by the acceptance test; these check the trajectory).
+
+func TestMastraCaptures(t *testing.T) {
+	// The step spans are steps, the model generation is not; the tool runs
+	// inside the step that asked for it.
+	r := fixtureRun(t, "mastra/ok_single_tool")
+	eq(t, "steps", stepKinds(&r), "llm,tool,llm")
+	eq(t, "requested", r.Steps[0].Requested[0].Name, r.Steps[1].ToolName)
+	eq(t, "tool call id linked", r.Steps[1].ToolCallID, r.Steps[0].Requested[0].ID)
+	eq(t, "result chunk recorded", len(r.Steps[0].ToolResults), 1)
+	eq(t, "final answer", r.Steps[2].OutputText != "", true)
+	eq(t, "run finish reason from the generation", r.FinishReason, "stop")
+
+	// A tool the framework refuses: only two chunk spans arrive, their step
+	// never ended.
+	r = fixtureRun(t, "mastra/wrong_tool")
+	eq(t, "root found", r.RootFound, false)
+	eq(t, "steps", stepKinds(&r), "llm")
+	eq(t, "the call is known", len(r.Steps[0].Requested), 1)
+	eq(t, "the error chunk fails the step", r.Steps[0].Failed(), true)
+
+	// Arguments the framework rejects: no tool span, the rejection is the
+	// result chunk.
+	r = fixtureRun(t, "mastra/bad_args")
+	eq(t, "steps", stepKinds(&r), "llm,llm")
+	if len(r.Steps[0].ToolResults) != 1 || !strings.Contains(r.Steps[0].ToolResults[0].Content, `"error":true`) {
+		t.Errorf("tool results %+v", r.Steps[0].ToolResults)
+	}
+
+	// A model call aborted by the client: an empty step, no finish reason.
+	r = fixtureRun(t, "mastra/llm_timeout")
+	eq(t, "steps", stepKinds(&r), "llm")
+	eq(t, "output recorded empty", r.Steps[0].OutputEmpty, true)
+	eq(t, "no finish reason", len(r.Steps[0].FinishReasons)+len(r.FinishReason), 0)
+}
+
+func TestLangGraphOpenLLMetryCaptures(t *testing.T) {
+	// The prebuilt ToolNode answers an unknown tool with an error
+	// ToolMessage: no tool span, the text is in the next chat input.
+	r := fixtureRun(t, "langgraph-openllmetry/wrong_tool")
+	eq(t, "steps", stepKinds(&r), "llm,llm")
+	in := r.Steps[1].InputResults
+	if len(in) != 1 || !strings.HasPrefix(in[0].Content, "Error: Tool ") {
+		t.Errorf("input results %+v", in)
+	}
+	eq(t, "the chat span does not record the call", len(r.Steps[0].Requested), 0)
+}
+
+func TestLlamaIndexOpenLLMetryCaptures(t *testing.T) {
+	// No tool spans; tool outputs recorded as user messages after an empty
+	// assistant turn.
+	r := fixtureRun(t, "llamaindex-openllmetry/ok_multi_step")
+	eq(t, "steps", stepKinds(&r), "llm,llm,llm,llm")
+	for i, st := range r.Steps[1:] {
+		if len(st.InputResults) != 1 {
+			t.Errorf("step %d: input results %+v", i+1, st.InputResults)
+		}
+	}
+	r = fixtureRun(t, "llamaindex-openllmetry/wrong_tool")
+	if in := r.Steps[1].InputResults; len(in) != 1 || !strings.Contains(in[0].Content, "does not exist") {
+		t.Errorf("input results %+v", in)
+	}
+}
