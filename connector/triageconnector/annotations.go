@@ -29,6 +29,7 @@ const (
 	attrDecisionID  = "triage.decision.id"
 	attrActionKind  = "triage.action.kind"
 	attrRootMissing = "triage.root_missing"
+	attrLate        = "triage.late"
 
 	// attrGenAIAgentName is read when the processor did not stamp
 	// triage.agent: the GenAI semconv agent name on the run's root.
@@ -49,12 +50,31 @@ const (
 	reasonBadTimestamps    = "bad_timestamps"
 )
 
+// verdictIncomplete is the verdict of a run the processor decided from a
+// partial buffer whose evidence did not settle it.
+const verdictIncomplete = "incomplete"
+
+// isLate reports whether the processor annotated span from its decision
+// cache after the trace was decided (triage.late): the run it carries was
+// carried first by the stand-ins of its missing root.
+func isLate(span ptrace.Span, r reporter) bool {
+	v, ok := span.Attributes().Get(attrLate)
+	if !ok {
+		return false
+	}
+	if v.Type() != pcommon.ValueTypeBool {
+		r.add(reasonWrongType, attrLate)
+		return v.AsString() == "true"
+	}
+	return v.Bool()
+}
+
 // valueOther replaces an enumerated value outside its list, and free-form
 // values in an overflow series.
 const valueOther = "other"
 
 var (
-	verdictValues     = setOf(string(classifier.OutcomeOK), string(classifier.OutcomeRecovered), string(classifier.OutcomeFailed))
+	verdictValues     = setOf(string(classifier.OutcomeOK), string(classifier.OutcomeRecovered), string(classifier.OutcomeFailed), verdictIncomplete)
 	failureTypeValues = func() map[string]bool {
 		m := make(map[string]bool, len(classifier.FailureTypes))
 		for _, ft := range classifier.FailureTypes {

@@ -30,6 +30,9 @@ type Config struct {
 	// so that a decision carried by several spans (stand-ins for a missing
 	// root, a late root) yields one log record and is counted once.
 	DecisionDedupCacheSize int `mapstructure:"decision_dedup_cache_size"`
+	// DecisionRetry bounds the retry of decisions the logs pipeline
+	// refused; the traces pipeline never sees the refusal.
+	DecisionRetry DecisionRetryConfig `mapstructure:"decision_retry"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -51,6 +54,18 @@ func (c *Config) Validate() error {
 	}
 	if c.DecisionDedupCacheSize < 1 {
 		errs = append(errs, fmt.Errorf("decision_dedup_cache_size must be at least 1, got %d", c.DecisionDedupCacheSize))
+	}
+	if c.DecisionRetry.QueueSize < 1 {
+		errs = append(errs, fmt.Errorf("decision_retry.queue_size must be at least 1, got %d", c.DecisionRetry.QueueSize))
+	}
+	if c.DecisionRetry.InitialInterval <= 0 {
+		errs = append(errs, fmt.Errorf("decision_retry.initial_interval must be positive, got %s", c.DecisionRetry.InitialInterval))
+	}
+	if c.DecisionRetry.MaxInterval < c.DecisionRetry.InitialInterval {
+		errs = append(errs, fmt.Errorf("decision_retry.max_interval (%s) must not be less than decision_retry.initial_interval (%s)", c.DecisionRetry.MaxInterval, c.DecisionRetry.InitialInterval))
+	}
+	if c.DecisionRetry.MaxElapsedTime < 0 {
+		errs = append(errs, fmt.Errorf("decision_retry.max_elapsed_time must not be negative, got %s", c.DecisionRetry.MaxElapsedTime))
 	}
 	if len(c.RunDurationBuckets) == 0 {
 		errs = append(errs, errors.New("run_duration_buckets must not be empty"))

@@ -40,6 +40,7 @@ func TestLoadConfig(t *testing.T) {
 	assert.Equal(t, []time.Duration{time.Second, 10 * time.Second, time.Minute, 10 * time.Minute}, custom.RunDurationBuckets)
 	assert.Equal(t, []float64{1, 10, 60, 600}, custom.bucketBounds())
 	assert.Equal(t, 500, custom.DecisionDedupCacheSize)
+	assert.Equal(t, DecisionRetryConfig{QueueSize: 100, InitialInterval: 2 * time.Second, MaxInterval: time.Minute}, custom.DecisionRetry)
 	require.NoError(t, custom.Validate())
 }
 
@@ -55,6 +56,10 @@ func TestConfigValidateNamesFields(t *testing.T) {
 		"decision_dedup_cache_size must be at least 1",
 		"run_duration_buckets[1] (5s) must be greater than run_duration_buckets[0] (10s)",
 		"run_duration_buckets[2] must be positive",
+		"decision_retry.queue_size must be at least 1",
+		"decision_retry.initial_interval must be positive",
+		"decision_retry.max_interval (-1s) must not be less than decision_retry.initial_interval (0s)",
+		"decision_retry.max_elapsed_time must not be negative",
 	} {
 		assert.ErrorContains(t, err, want)
 	}

@@ -20,6 +20,15 @@ const (
 	defaultDecisionDedupCacheSize = 10_000
 )
 
+// Decision retry defaults: a full sending queue drains in seconds; past 15
+// minutes (the delivery exporters' own retry bound) a decision is stale.
+const (
+	defaultRetryQueueSize       = 10_000
+	defaultRetryInitialInterval = time.Second
+	defaultRetryMaxInterval     = 30 * time.Second
+	defaultRetryMaxElapsedTime  = 15 * time.Minute
+)
+
 var defaultRunDurationBuckets = []time.Duration{
 	250 * time.Millisecond, 500 * time.Millisecond, time.Second, 2500 * time.Millisecond,
 	5 * time.Second, 10 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute,
@@ -43,6 +52,12 @@ func createDefaultConfig() component.Config {
 		MaxAttributeLength:     defaultMaxAttributeLength,
 		RunDurationBuckets:     append([]time.Duration(nil), defaultRunDurationBuckets...),
 		DecisionDedupCacheSize: defaultDecisionDedupCacheSize,
+		DecisionRetry: DecisionRetryConfig{
+			QueueSize:       defaultRetryQueueSize,
+			InitialInterval: defaultRetryInitialInterval,
+			MaxInterval:     defaultRetryMaxInterval,
+			MaxElapsedTime:  defaultRetryMaxElapsedTime,
+		},
 	}
 }
 

@@ -21,13 +21,10 @@ const decisionEventName = "triage.decision"
 
 // logsConnector emits one log record per recovery decision.
 type logsConnector struct {
-	component.StartFunc
-	component.ShutdownFunc
-
 	logger *zap.Logger
-	next   consumer.Logs
 	tb     *metadata.TelemetryBuilder
 	seen   *seenRuns
+	sender *decisionSender
 	now    func() time.Time
 }
 
@@ -45,22 +42,31 @@ func newLogsConnector(set connector.Settings, cfg *Config, next consumer.Logs) (
 	if err != nil {
 		return nil, err
 	}
-	c := &logsConnector{logger: set.Logger, next: next, tb: tb, seen: seen, now: time.Now}
-	c.ShutdownFunc = func(context.Context) error {
-		tb.Shutdown()
-		return nil
-	}
+	c := &logsConnector{logger: set.Logger, tb: tb, seen: seen, now: time.Now,
+		sender: newDecisionSender(cfg.DecisionRetry, next, tb, set.Logger, seen)}
 	return c, nil
+}
+
+// Start starts the retry of refused decisions.
+func (c *logsConnector) Start(context.Context, component.Host) error {
+	c.sender.start()
+	return nil
+}
+
+// Shutdown offers the decisions still queued for retry a last time.
+func (c *logsConnector) Shutdown(ctx context.Context) error {
+	c.sender.shutdown(ctx)
+	c.tb.Shutdown()
+	return nil
 }
 
 func (*logsConnector) Capabilities() consumer.Capabilities {
 	return consumer.Capabilities{MutatesData: false}
 }
 
-// ConsumeTraces emits the decisions stamped on the batch's run roots. When
-// the next consumer refuses the logs, the error is returned and the
-// decisions are forgotten by the duplicate filter, so a retry of the same
-// traces emits them again.
+// ConsumeTraces emits the decisions stamped on the batch's run roots. It
+// never returns the logs pipeline's refusal to the traces pipeline (see
+// decisionSender): a refused batch is retried from here.
 func (c *logsConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	rep := reporter{}
 	out := plog.NewLogs()
@@ -78,6 +84,10 @@ func (c *logsConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) err
 			for k := 0; k < spans.Len(); k++ {
 				span := spans.At(k)
 				if _, ok := span.Attributes().Get(attrDecision); !ok {
+					continue
+				}
+				if isLate(span, rep) {
+					dups++ // its stand-ins carried the decision
 					continue
 				}
 				d := readDecision(span, rep)
@@ -109,15 +119,10 @@ func (c *logsConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) err
 	if dups > 0 {
 		c.tb.ConnectorTriageRunsDuplicate.Add(ctx, dups)
 	}
-	n := out.LogRecordCount()
-	if n == 0 {
+	if out.LogRecordCount() == 0 {
 		return nil
 	}
-	if err := c.next.ConsumeLogs(ctx, out); err != nil {
-		c.seen.forget(added)
-		return err
-	}
-	c.tb.ConnectorTriageDecisionsEmitted.Add(ctx, int64(n))
+	c.sender.send(ctx, out, added)
 	return nil
 }
 

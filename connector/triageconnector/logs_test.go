@@ -131,23 +131,6 @@ func TestLogsDuplicateDecisionEmittedOnce(t *testing.T) {
 	assert.Equal(t, int64(1), telemetryValue(t, tel, "decisions_emitted"))
 }
 
-func TestLogsRefusedBatchIsEmittedOnRetry(t *testing.T) {
-	set, tel := testSettings(t)
-	next := &flakyLogs{failures: 1}
-	c, err := newLogsConnector(set, defaultConfig(), next)
-	require.NoError(t, err)
-	td := batch(svc("a", failedRoot(t, 1, 10, "timeout", recovery.ActionRetry, "a", "")))
-
-	err = c.ConsumeTraces(context.Background(), td)
-	require.Error(t, err, "the downstream error is returned so the pipeline can retry")
-	assert.Equal(t, int64(0), telemetryValue(t, tel, "decisions_emitted"))
-
-	require.NoError(t, c.ConsumeTraces(context.Background(), td))
-	assert.Equal(t, 1, next.LogRecordCount(), "the retried decision is not taken for a duplicate")
-	assert.Equal(t, int64(1), telemetryValue(t, tel, "decisions_emitted"))
-	require.NoError(t, c.Shutdown(context.Background()))
-}
-
 type flakyLogs struct {
 	consumertest.LogsSink
 	failures int

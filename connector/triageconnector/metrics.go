@@ -178,6 +178,10 @@ func (c *metricsConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 				if !ok {
 					continue
 				}
+				if isLate(span, rep) {
+					dups++ // its stand-ins carried the run
+					continue
+				}
 				if key := runKey(span.TraceID(), run); key != "" && !c.seen.add(key) {
 					dups++
 					continue

@@ -40,6 +40,12 @@ type Config struct {
 	// DecisionCacheSize is the number of decided traces remembered so that
 	// spans arriving after the decision are annotated consistently.
 	DecisionCacheSize int `mapstructure:"decision_cache_size"`
+	// DecisionCacheBytes bounds the memory of the decision cache as well:
+	// entries are evicted, oldest first, while their accounted size exceeds
+	// it. An entry keeps only what a late span can need (about 200 bytes,
+	// more when the trace was decided without a run's root: that root's
+	// annotations, decision included).
+	DecisionCacheBytes int `mapstructure:"decision_cache_bytes"`
 
 	// ErrorMode says what an error evaluating a rule condition does:
 	// ignore (log, count, go on), silent (count, go on) or propagate (log
@@ -118,6 +124,9 @@ func (c *Config) Validate() error {
 	}
 	if c.DecisionCacheSize <= 0 {
 		errs = append(errs, fmt.Errorf("decision_cache_size must be greater than 0, got %d", c.DecisionCacheSize))
+	}
+	if c.DecisionCacheBytes <= 0 {
+		errs = append(errs, fmt.Errorf("decision_cache_bytes must be greater than 0, got %d", c.DecisionCacheBytes))
 	}
 	switch c.ErrorMode {
 	case ottl.IgnoreError, ottl.PropagateError, ottl.SilentError:

@@ -67,38 +67,27 @@ func (a annotation) apply(m pcommon.Map) {
 	}
 }
 
-// decision is what the processor decided for one trace. It is immutable
-// once published in the decision cache, so late spans can be annotated
-// from it without copying.
-type decision struct {
+// traceAnnotations are the annotations of the spans a trace held when it
+// was decided.
+type traceAnnotations struct {
 	// incident and root annotations by span ID; root annotations are
 	// applied after incident ones so a span that is both shows its run's
 	// verdict.
 	incident map[pcommon.SpanID][]annotation
 	root     map[pcommon.SpanID][]annotation
-	// lateRoot annotates a parentless span that arrives after the decision
-	// when the trace was decided without its root.
-	lateRoot []annotation
-	// cutBy is the per-trace limit that forced the decision, if any: later
-	// spans of the trace are counted as cut.
-	cutBy string
 }
 
-// annotate sets the decision's attributes on span; isRoot says whether the
-// span has no parent.
-func (d *decision) annotate(span ptrace.Span, isRoot bool) {
+// annotate sets the trace's attributes on span.
+func (t *traceAnnotations) annotate(span ptrace.Span) {
 	id := span.SpanID()
-	inc, hasInc := d.incident[id]
-	root, hasRoot := d.root[id]
-	if !hasInc && !hasRoot && !(isRoot && len(d.lateRoot) > 0) {
+	inc, hasInc := t.incident[id]
+	root, hasRoot := t.root[id]
+	if !hasInc && !hasRoot {
 		return
 	}
 	attrs := span.Attributes()
 	for _, a := range inc {
 		a.apply(attrs)
-	}
-	if !hasRoot && isRoot {
-		root = d.lateRoot
 	}
 	if len(inc) > 0 && len(root) > 0 {
 		// The span is a run root and an incident: the keys they share
@@ -112,26 +101,18 @@ func (d *decision) annotate(span ptrace.Span, isRoot bool) {
 	}
 }
 
-func (d *decision) annotateAll(td ptrace.Traces) {
-	if len(d.incident) == 0 && len(d.root) == 0 && len(d.lateRoot) == 0 {
-		return
-	}
-	trajectory.ForEachSpan(td, func(span ptrace.Span) {
-		d.annotate(span, span.ParentSpanID().IsEmpty())
-	})
-}
-
-// decide classifies the runs of a trace that left the buffer and
-// annotates its spans in place. A failure inside the library never stops
-// the spans from being forwarded: the trace then goes on unannotated.
-func (p *triageProcessor) decide(ctx context.Context, h *heldTrace) (d *decision) {
+// decide classifies the runs of a trace that left the buffer, annotates its
+// spans in place and returns what the decision cache keeps of it. A
+// failure inside the library never stops the spans from being forwarded:
+// the trace then goes on unannotated.
+func (p *triageProcessor) decide(ctx context.Context, h *heldTrace) (d *decided) {
 	start := time.Now()
-	d = &decision{cutBy: h.cutBy}
+	d = &decided{cutBy: h.cutBy}
 	defer func() {
 		if r := recover(); r != nil {
 			p.logger.Error("triage decision panicked; forwarding the trace unannotated",
 				zap.String("trace_id", h.id.String()), zap.Any("panic", r), zap.ByteString("stack", debug.Stack()))
-			d = &decision{cutBy: h.cutBy}
+			d = &decided{cutBy: h.cutBy}
 		}
 		p.tb.ProcessorTriageDecisionLatency.Record(ctx, float64(time.Since(start))/float64(time.Millisecond))
 		p.tb.ProcessorTriageTraceHoldDuration.Record(ctx, p.now().Sub(h.firstSeen).Seconds())
@@ -141,53 +122,70 @@ func (p *triageProcessor) decide(ctx context.Context, h *heldTrace) (d *decision
 	runs := trajectory.Build(h.td)
 	ruleIncidents, ruleErr := p.evalRules(ctx, h.td)
 
-	d.incident = make(map[pcommon.SpanID][]annotation)
-	d.root = make(map[pcommon.SpanID][]annotation)
-	var orphanVerdict *classifier.Verdict
+	t := traceAnnotations{
+		incident: make(map[pcommon.SpanID][]annotation),
+		root:     make(map[pcommon.SpanID][]annotation),
+	}
+	var lateRootOutcome string
 	var parents map[pcommon.SpanID]pcommon.SpanID
 	spans := &spanIndex{td: h.td}
 	for i := range runs {
 		run := &runs[i]
 		extra := incidentsOfRun(run, ruleIncidents)
 		v := p.classifiers.forService(run.Service).Classify(run, extra...)
-		p.tb.ProcessorTriageDecisions.Add(ctx, 1, metric.WithAttributes(
-			attribute.String("verdict", string(v.Outcome)),
-			attribute.String("failure_type", string(v.FailureType))))
 
-		for _, inc := range v.Incidents {
-			if inc.SpanID.IsEmpty() {
-				continue
-			}
-			d.incident[inc.SpanID] = append(d.incident[inc.SpanID], incidentAnnotations(inc)...)
-		}
-		rootAnns := rootAnnotations(v, ruleErr)
-		// Asked once per run here; a root or stand-in annotated later from
-		// the decision cache gets these same annotations, so the decision
-		// (and its attempt in the session) is never taken twice.
-		rootAnns = append(rootAnns, p.runAnnotations(ctx, h.id, run, &v, spans)...)
-		if !run.RootSpanID.IsEmpty() {
-			d.root[run.RootSpanID] = rootAnns
-		}
-		if !run.RootFound {
-			// The root never arrived: the run's top spans stand in for it
-			// so the verdict is visible, and the root still gets it by
-			// span ID if it arrives late.
-			if parents == nil {
-				parents = parentsOf(h.td)
-			}
-			standIn := append(rootAnns[:len(rootAnns):len(rootAnns)], boolAnn(attrRootMissing, true))
-			for _, id := range run.SpanIDs {
-				if _, parentHere := parents[parents[id]]; !parentHere {
-					d.root[id] = standIn
+		var rootAnns []annotation
+		outcome := string(v.Outcome)
+		if reason := incompleteReason(h, run, &v); reason != "" {
+			// Partial evidence that does not settle the run: no verdict,
+			// no incidents (whether they were recovered is unknown), no
+			// decision.
+			outcome = verdictIncomplete
+			rootAnns = p.incompleteAnnotations(run, reason)
+		} else {
+			for _, inc := range v.Incidents {
+				if inc.SpanID.IsEmpty() {
+					continue
 				}
+				t.incident[inc.SpanID] = append(t.incident[inc.SpanID], incidentAnnotations(inc)...)
+			}
+			rootAnns = rootAnnotations(v, ruleErr)
+			// Asked once per run here; a root annotated later from the
+			// decision cache gets these same annotations, so the decision
+			// (and its attempt in the session) is never taken twice.
+			rootAnns = append(rootAnns, p.runAnnotations(ctx, h.id, run, &v, spans)...)
+		}
+		failureType := ""
+		if outcome == string(classifier.OutcomeFailed) {
+			failureType = string(v.FailureType)
+		}
+		p.tb.ProcessorTriageDecisions.Add(ctx, 1, metric.WithAttributes(
+			attribute.String("verdict", outcome), attribute.String("failure_type", failureType)))
+		if run.RootFound {
+			t.root[run.RootSpanID] = rootAnns
+			continue
+		}
+		// The root never arrived: the run's top spans stand in for it so
+		// the verdict is visible, and the root still gets it by span ID
+		// if it arrives late.
+		if !run.RootSpanID.IsEmpty() {
+			d.roots = append(d.roots, missingRoot{id: run.RootSpanID, anns: rootAnns})
+		}
+		if parents == nil {
+			parents = parentsOf(h.td)
+		}
+		standIn := append(rootAnns[:len(rootAnns):len(rootAnns)], boolAnn(attrRootMissing, true))
+		for _, id := range run.SpanIDs {
+			if _, parentHere := parents[parents[id]]; !parentHere {
+				t.root[id] = standIn
 			}
 		}
-		if !run.RootFound && (orphanVerdict == nil || worse(v.Outcome, orphanVerdict.Outcome)) {
-			orphanVerdict = &v
+		if lateRootOutcome == "" || worse(outcome, lateRootOutcome) {
+			lateRootOutcome = outcome
 			d.lateRoot = rootAnns
 		}
 	}
-	d.annotateAll(h.td)
+	trajectory.ForEachSpan(h.td, t.annotate)
 	return d
 }
 
@@ -200,13 +198,16 @@ func parentsOf(td ptrace.Traces) map[pcommon.SpanID]pcommon.SpanID {
 	return out
 }
 
-// worse orders outcomes failed > recovered > ok.
-func worse(a, b classifier.Outcome) bool {
-	rank := func(o classifier.Outcome) int {
+// worse orders run verdicts failed > incomplete > recovered > ok: the
+// verdict a parentless late span gets when several runs lacked their root.
+func worse(a, b string) bool {
+	rank := func(o string) int {
 		switch o {
-		case classifier.OutcomeFailed:
+		case string(classifier.OutcomeFailed):
+			return 3
+		case verdictIncomplete:
 			return 2
-		case classifier.OutcomeRecovered:
+		case string(classifier.OutcomeRecovered):
 			return 1
 		}
 		return 0

@@ -15,12 +15,13 @@ import (
 // Defaults. Agent traces carry prompts and tool payloads, so spans are
 // large: the byte limits matter more than the span counts.
 const (
-	defaultDecisionWait      = 30 * time.Second
-	defaultNumTraces         = 10_000
-	defaultMaxSpansPerTrace  = 5_000
-	defaultMaxTraceBytes     = 16 << 20
-	defaultMaxBytes          = 512 << 20
-	defaultDecisionCacheSize = 100_000
+	defaultDecisionWait       = 30 * time.Second
+	defaultNumTraces          = 10_000
+	defaultMaxSpansPerTrace   = 5_000
+	defaultMaxTraceBytes      = 16 << 20
+	defaultMaxBytes           = 512 << 20
+	defaultDecisionCacheSize  = 100_000
+	defaultDecisionCacheBytes = 64 << 20
 )
 
 // NewFactory returns the factory of the triage processor (type "triage").
@@ -34,14 +35,15 @@ func NewFactory() processor.Factory {
 
 func createDefaultConfig() component.Config {
 	return &Config{
-		DecisionWait:      defaultDecisionWait,
-		NumTraces:         defaultNumTraces,
-		MaxSpansPerTrace:  defaultMaxSpansPerTrace,
-		MaxTraceBytes:     defaultMaxTraceBytes,
-		MaxBytes:          defaultMaxBytes,
-		DecisionCacheSize: defaultDecisionCacheSize,
-		ErrorMode:         ottl.IgnoreError,
-		Recovery:          defaultRecoveryConfig(),
+		DecisionWait:       defaultDecisionWait,
+		NumTraces:          defaultNumTraces,
+		MaxSpansPerTrace:   defaultMaxSpansPerTrace,
+		MaxTraceBytes:      defaultMaxTraceBytes,
+		MaxBytes:           defaultMaxBytes,
+		DecisionCacheSize:  defaultDecisionCacheSize,
+		DecisionCacheBytes: defaultDecisionCacheBytes,
+		ErrorMode:          ottl.IgnoreError,
+		Recovery:           defaultRecoveryConfig(),
 	}
 }
 

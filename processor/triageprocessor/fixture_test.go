@@ -88,7 +88,8 @@ func TestFixtureAnnotationsMatchLibrary(t *testing.T) {
 						h.send(b)
 					}
 				}
-				// Traces whose root was lost are decided at shutdown.
+				// Traces whose root was lost are decided after decision_wait.
+				h.expire()
 				require.NoError(t, h.p.Shutdown(context.Background()))
 				require.Equal(t, td.SpanCount(), h.sink.SpanCount(), "every span is forwarded exactly once")
 

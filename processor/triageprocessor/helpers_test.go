@@ -113,6 +113,15 @@ func (h *harness) send(td ptrace.Traces) {
 	require.NoError(h.t, h.p.ConsumeTraces(context.Background(), td))
 }
 
+// expire lets decision_wait pass without activity and runs the ticker's
+// check: traces whose root never arrived are decided as the collector
+// decides them (not as partial traces, which shutdown would make them).
+func (h *harness) expire() {
+	h.t.Helper()
+	h.now = h.now.Add(h.p.cfg.DecisionWait + time.Second)
+	h.p.decideExpired(context.Background())
+}
+
 // forwarded returns every span forwarded so far, by span ID.
 func (h *harness) forwarded() map[pcommon.SpanID][]ptrace.Span {
 	out := map[pcommon.SpanID][]ptrace.Span{}

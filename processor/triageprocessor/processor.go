@@ -32,6 +32,10 @@ const (
 
 	limitMaxSpans = "max_spans_per_trace"
 	limitMaxBytes = "max_trace_bytes"
+
+	// warnInterval spaces the warnings of conditions that repeat under
+	// load.
+	warnInterval = 30 * time.Second
 )
 
 // heldTrace is a trace waiting for its decision. Its spans are copies, so
@@ -77,7 +81,7 @@ type triageProcessor struct {
 	// take from the old end.
 	held      *simplelru.LRU[pcommon.TraceID, *heldTrace]
 	deciding  map[pcommon.TraceID]*heldTrace
-	decided   *simplelru.LRU[pcommon.TraceID, *decision]
+	decided   *decidedCache
 	heldSpans int
 	heldBytes int
 	batchSeq  uint64
@@ -90,6 +94,12 @@ type triageProcessor struct {
 	lifecycleMu sync.Mutex
 	stop        chan struct{}
 	tickerDone  sync.WaitGroup
+
+	// Rate-limited warnings for conditions that repeat under load.
+	warnEvicted      rateLimitedWarning
+	warnForward      rateLimitedWarning
+	warnCacheEvicted rateLimitedWarning
+	warnInvalid      rateLimitedWarning
 }
 
 var _ processor.Traces = (*triageProcessor)(nil)
@@ -119,10 +129,10 @@ func newTriageProcessor(set processor.Settings, cfg *Config, next consumer.Trace
 		tb.Shutdown()
 		return nil, fmt.Errorf("num_traces: %w", err)
 	}
-	decided, err := simplelru.NewLRU[pcommon.TraceID, *decision](cfg.DecisionCacheSize, nil)
+	decided, err := newDecidedCache(cfg.DecisionCacheSize, cfg.DecisionCacheBytes, cfg.DecisionWait)
 	if err != nil {
 		tb.Shutdown()
-		return nil, fmt.Errorf("decision_cache_size: %w", err)
+		return nil, err
 	}
 	redactor, err := cfg.Recovery.redactor()
 	if err != nil {
@@ -137,6 +147,13 @@ func newTriageProcessor(set processor.Settings, cfg *Config, next consumer.Trace
 		}
 	}
 	return &triageProcessor{
+		warnEvicted: newRateLimitedWarning("traces decided before they were complete: the buffer is full (num_traces or max_bytes); "+
+			"runs whose evidence is partial are annotated triage.verdict=incomplete and get no decision. Raise num_traces / max_bytes (README, Sizing) if this repeats", warnInterval),
+		warnForward: newRateLimitedWarning("the next consumer refused decided spans; they are counted in processor_triage_spans_forward_failed "+
+			"and not returned to the sender (it would resend spans already delivered)", warnInterval),
+		warnCacheEvicted: newRateLimitedWarning("decision cache full: traces decided less than decision_wait ago were forgotten, "+
+			"so their late spans open new traces; raise decision_cache_size / decision_cache_bytes (README, Sizing)", warnInterval),
+		warnInvalid: newRateLimitedWarning("spans without a trace ID or span ID dropped as invalid (counted in processor_triage_spans_invalid)", warnInterval),
 		redactor:    redactor,
 		recovery:    rec,
 		cfg:         cfg,
@@ -195,9 +212,7 @@ func (p *triageProcessor) tickLoop(stop <-chan struct{}, every time.Duration) {
 		case <-stop:
 			return
 		case <-t.C:
-			if err := p.decideExpired(context.Background()); err != nil {
-				p.logger.Error("forwarding traces decided after decision_wait", zap.Error(err))
-			}
+			p.decideExpired(context.Background())
 		}
 	}
 }
@@ -226,7 +241,8 @@ func (p *triageProcessor) Shutdown(ctx context.Context) error {
 	p.mu.Unlock()
 	p.recordHeld(ctx, dTraces, dSpans)
 
-	err := p.finish(ctx, toDecide, ptrace.Traces{})
+	p.finish(ctx, toDecide, ptrace.Traces{})
+	var err error
 	if p.recovery != nil {
 		// After the last decisions: this closes the Redis connections.
 		if cerr := p.recovery.close(); cerr != nil {
@@ -239,7 +255,7 @@ func (p *triageProcessor) Shutdown(ctx context.Context) error {
 
 // decideExpired decides the traces whose root_wait ended and those
 // inactive for decision_wait.
-func (p *triageProcessor) decideExpired(ctx context.Context) error {
+func (p *triageProcessor) decideExpired(ctx context.Context) {
 	now := p.now()
 	p.mu.Lock()
 	var toDecide []*heldTrace
@@ -266,7 +282,7 @@ func (p *triageProcessor) decideExpired(ctx context.Context) error {
 	}
 	p.mu.Unlock()
 	p.recordHeld(ctx, dTraces, dSpans)
-	return p.finish(ctx, toDecide, ptrace.Traces{})
+	p.finish(ctx, toDecide, ptrace.Traces{})
 }
 
 // ConsumeTraces buffers the spans by trace. Traces whose root arrived, or
@@ -281,6 +297,7 @@ func (p *triageProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 		lateCur  cursor
 		nLate    int64
 		cut      map[string]int64 // spans cut, by limit
+		invalid  map[string]int64 // spans rejected, by the ID they lack
 		evicted  int64
 		dTraces  int
 		dSpans   int
@@ -299,13 +316,17 @@ func (p *triageProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 			for k := 0; k < spans.Len(); k++ {
 				span := spans.At(k)
 				tid := span.TraceID()
+				if reason := invalidSpan(span); reason != "" {
+					invalid = countBy(invalid, reason)
+					continue
+				}
 				loc := srcLoc{batch: batch, rs: i, ss: j}
 
-				if d, ok := p.decided.Get(tid); ok {
+				if d, ok := p.decided.get(tid); ok {
 					if late == (ptrace.Traces{}) {
 						late = ptrace.NewTraces()
 					}
-					d.annotate(appendSpan(late, &lateCur, loc, rs, ss, span), span.ParentSpanID().IsEmpty())
+					d.annotateLate(appendSpan(late, &lateCur, loc, rs, ss, span))
 					nLate++
 					if d.cutBy != "" {
 						cut = countCut(cut, d.cutBy)
@@ -419,16 +440,23 @@ func (p *triageProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 	}
 	if evicted > 0 {
 		p.tb.ProcessorTriageTracesEvicted.Add(ctx, evicted)
+		p.warnEvicted.log(p.logger, evicted)
 	}
-	return p.finish(ctx, toDecide, late)
+	p.rejectInvalid(ctx, invalid)
+	p.finish(ctx, toDecide, late)
+	return nil
 }
 
 func countCut(cut map[string]int64, limit string) map[string]int64 {
-	if cut == nil {
-		cut = make(map[string]int64, 1)
+	return countBy(cut, limit)
+}
+
+func countBy(m map[string]int64, key string) map[string]int64 {
+	if m == nil {
+		m = make(map[string]int64, 1)
 	}
-	cut[limit]++
-	return cut
+	m[key]++
+	return m
 }
 
 // startDeciding moves a trace that has left the held buffer to the set
@@ -452,12 +480,13 @@ func (p *triageProcessor) recordHeld(ctx context.Context, dTraces, dSpans int) {
 
 // finish decides the given traces, publishes their decisions to the cache
 // and forwards them, with the late spans that arrived meanwhile and extra
-// (already annotated), in one call to the next consumer.
-func (p *triageProcessor) finish(ctx context.Context, toDecide []*heldTrace, extra ptrace.Traces) error {
+// (already annotated), in one call to the next consumer. A refusal of the
+// next consumer is counted and logged, never returned (see forward).
+func (p *triageProcessor) finish(ctx context.Context, toDecide []*heldTrace, extra ptrace.Traces) {
 	if len(toDecide) == 0 && (extra == (ptrace.Traces{}) || extra.SpanCount() == 0) {
-		return nil
+		return
 	}
-	decisions := make([]*decision, len(toDecide))
+	decisions := make([]*decided, len(toDecide))
 	for i, h := range toDecide {
 		decisions[i] = p.decide(ctx, h)
 	}
@@ -465,16 +494,18 @@ func (p *triageProcessor) finish(ctx context.Context, toDecide []*heldTrace, ext
 	out := ptrace.NewTraces()
 	p.mu.Lock()
 	for i, h := range toDecide {
-		p.decided.Add(h.id, decisions[i])
+		p.decided.add(h.id, decisions[i], p.now())
 		delete(p.deciding, h.id)
 	}
+	stats := p.decided.takeStats()
 	p.mu.Unlock()
+	p.recordDecidedCache(ctx, stats)
 	// Late spans can no longer be added to h.late: the trace is now in the
 	// decision cache, so its spans take the cache path.
 	for i, h := range toDecide {
 		h.td.ResourceSpans().MoveAndAppendTo(out.ResourceSpans())
 		if h.late != (ptrace.Traces{}) {
-			decisions[i].annotateAll(h.late)
+			decisions[i].annotateLateAll(h.late)
 			h.late.ResourceSpans().MoveAndAppendTo(out.ResourceSpans())
 		}
 	}
@@ -482,9 +513,9 @@ func (p *triageProcessor) finish(ctx context.Context, toDecide []*heldTrace, ext
 		extra.ResourceSpans().MoveAndAppendTo(out.ResourceSpans())
 	}
 	if out.ResourceSpans().Len() == 0 {
-		return nil
+		return
 	}
-	return p.next.ConsumeTraces(ctx, out)
+	p.forward(ctx, out)
 }
 
 // srcLoc identifies the resource and scope a span came from in one batch.

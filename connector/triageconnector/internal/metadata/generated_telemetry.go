@@ -27,7 +27,10 @@ type TelemetryBuilder struct {
 	mu                                 sync.Mutex
 	registrations                      []metric.Registration
 	ConnectorTriageCardinalityOverflow metric.Int64Counter
+	ConnectorTriageDecisionsDropped    metric.Int64Counter
 	ConnectorTriageDecisionsEmitted    metric.Int64Counter
+	ConnectorTriageDecisionsRefused    metric.Int64Counter
+	ConnectorTriageDecisionsRetryQueue metric.Int64UpDownCounter
 	ConnectorTriageInvalidInput        metric.Int64Counter
 	ConnectorTriageRunsDuplicate       metric.Int64Counter
 	ConnectorTriageSeries              metric.Int64UpDownCounter
@@ -68,9 +71,27 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{measurements}"),
 	)
 	errs = errors.Join(errs, err)
+	builder.ConnectorTriageDecisionsDropped, err = builder.meter.Int64Counter(
+		"otelcol_connector_triage_decisions_dropped",
+		metric.WithDescription("Decision log records dropped without being delivered to the logs pipeline, by reason. [Development]"),
+		metric.WithUnit("{records}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ConnectorTriageDecisionsEmitted, err = builder.meter.Int64Counter(
 		"otelcol_connector_triage_decisions_emitted",
 		metric.WithDescription("Decision log records emitted (traces to logs). [Development]"),
+		metric.WithUnit("{records}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ConnectorTriageDecisionsRefused, err = builder.meter.Int64Counter(
+		"otelcol_connector_triage_decisions_refused",
+		metric.WithDescription("Decision log records the logs pipeline refused at first offer (e.g. a full sending queue); they are queued and retried, and the traces pipeline is not told. [Development]"),
+		metric.WithUnit("{records}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ConnectorTriageDecisionsRetryQueue, err = builder.meter.Int64UpDownCounter(
+		"otelcol_connector_triage_decisions_retry_queue",
+		metric.WithDescription("Decision log records waiting to be retried (bounded by decision_retry.queue_size). [Development]"),
 		metric.WithUnit("{records}"),
 	)
 	errs = errors.Join(errs, err)

@@ -20,14 +20,26 @@ func TestSetupTelemetry(t *testing.T) {
 	require.NoError(t, err)
 	defer tb.Shutdown()
 	tb.ConnectorTriageCardinalityOverflow.Add(context.Background(), 1)
+	tb.ConnectorTriageDecisionsDropped.Add(context.Background(), 1)
 	tb.ConnectorTriageDecisionsEmitted.Add(context.Background(), 1)
+	tb.ConnectorTriageDecisionsRefused.Add(context.Background(), 1)
+	tb.ConnectorTriageDecisionsRetryQueue.Add(context.Background(), 1)
 	tb.ConnectorTriageInvalidInput.Add(context.Background(), 1)
 	tb.ConnectorTriageRunsDuplicate.Add(context.Background(), 1)
 	tb.ConnectorTriageSeries.Add(context.Background(), 1)
 	AssertEqualConnectorTriageCardinalityOverflow(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
+	AssertEqualConnectorTriageDecisionsDropped(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualConnectorTriageDecisionsEmitted(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualConnectorTriageDecisionsRefused(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualConnectorTriageDecisionsRetryQueue(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualConnectorTriageInvalidInput(t, testTel,

@@ -28,6 +28,8 @@ type TelemetryBuilder struct {
 	meter                                 metric.Meter
 	mu                                    sync.Mutex
 	registrations                         []metric.Registration
+	ProcessorTriageDecisionCacheBytes     metric.Int64UpDownCounter
+	ProcessorTriageDecisionCacheEvicted   metric.Int64Counter
 	ProcessorTriageDecisionLatency        metric.Float64Histogram
 	ProcessorTriageDecisions              metric.Int64Counter
 	ProcessorTriageLateSpans              metric.Int64Counter
@@ -37,7 +39,9 @@ type TelemetryBuilder struct {
 	ProcessorTriageRecoveryHistoryEvicted metric.Int64ObservableCounter
 	ProcessorTriageRuleErrors             metric.Int64Counter
 	ProcessorTriageSpansCut               metric.Int64Counter
+	ProcessorTriageSpansForwardFailed     metric.Int64Counter
 	ProcessorTriageSpansHeld              metric.Int64UpDownCounter
+	ProcessorTriageSpansInvalid           metric.Int64Counter
 	ProcessorTriageTraceHoldDuration      metric.Float64Histogram
 	ProcessorTriageTracesDecided          metric.Int64Counter
 	ProcessorTriageTracesEvicted          metric.Int64Counter
@@ -98,6 +102,18 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	}
 	builder.meter = Meter(settings)
 	var err, errs error
+	builder.ProcessorTriageDecisionCacheBytes, err = builder.meter.Int64UpDownCounter(
+		"otelcol_processor_triage_decision_cache_bytes",
+		metric.WithDescription("Bytes accounted to the decision cache (bounded by decision_cache_bytes). [Development]"),
+		metric.WithUnit("By"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorTriageDecisionCacheEvicted, err = builder.meter.Int64Counter(
+		"otelcol_processor_triage_decision_cache_evicted",
+		metric.WithDescription("Decided traces forgotten by the decision cache, by the bound that evicted them; a late span of a forgotten trace opens a new trace. [Development]"),
+		metric.WithUnit("{traces}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ProcessorTriageDecisionLatency, err = builder.meter.Float64Histogram(
 		"otelcol_processor_triage_decision_latency",
 		metric.WithDescription("Time spent deciding one trace (trajectory build, OTTL rules, classification, annotation). [Development]"),
@@ -153,9 +169,21 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{spans}"),
 	)
 	errs = errors.Join(errs, err)
+	builder.ProcessorTriageSpansForwardFailed, err = builder.meter.Int64Counter(
+		"otelcol_processor_triage_spans_forward_failed",
+		metric.WithDescription("Decided spans the next consumer refused. They are not returned to the sender, which would resend spans already delivered to the other consumers. [Development]"),
+		metric.WithUnit("{spans}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ProcessorTriageSpansHeld, err = builder.meter.Int64UpDownCounter(
 		"otelcol_processor_triage_spans_held",
 		metric.WithDescription("Number of spans currently held in the buffer waiting for a decision. [Development]"),
+		metric.WithUnit("{spans}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorTriageSpansInvalid, err = builder.meter.Int64Counter(
+		"otelcol_processor_triage_spans_invalid",
+		metric.WithDescription("Spans dropped as invalid (no trace ID or no span ID); the batch's other spans are processed. [Development]"),
 		metric.WithUnit("{spans}"),
 	)
 	errs = errors.Join(errs, err)

@@ -24,6 +24,8 @@ func TestSetupTelemetry(t *testing.T) {
 		observer.Observe(1)
 		return nil
 	}))
+	tb.ProcessorTriageDecisionCacheBytes.Add(context.Background(), 1)
+	tb.ProcessorTriageDecisionCacheEvicted.Add(context.Background(), 1)
 	tb.ProcessorTriageDecisionLatency.Record(context.Background(), 1)
 	tb.ProcessorTriageDecisions.Add(context.Background(), 1)
 	tb.ProcessorTriageLateSpans.Add(context.Background(), 1)
@@ -32,11 +34,19 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ProcessorTriageRecoveryErrors.Add(context.Background(), 1)
 	tb.ProcessorTriageRuleErrors.Add(context.Background(), 1)
 	tb.ProcessorTriageSpansCut.Add(context.Background(), 1)
+	tb.ProcessorTriageSpansForwardFailed.Add(context.Background(), 1)
 	tb.ProcessorTriageSpansHeld.Add(context.Background(), 1)
+	tb.ProcessorTriageSpansInvalid.Add(context.Background(), 1)
 	tb.ProcessorTriageTraceHoldDuration.Record(context.Background(), 1)
 	tb.ProcessorTriageTracesDecided.Add(context.Background(), 1)
 	tb.ProcessorTriageTracesEvicted.Add(context.Background(), 1)
 	tb.ProcessorTriageTracesHeld.Add(context.Background(), 1)
+	AssertEqualProcessorTriageDecisionCacheBytes(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorTriageDecisionCacheEvicted(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorTriageDecisionLatency(t, testTel,
 		[]metricdata.HistogramDataPoint[float64]{{}}, metricdatatest.IgnoreValue(),
 		metricdatatest.IgnoreTimestamp())
@@ -64,7 +74,13 @@ func TestSetupTelemetry(t *testing.T) {
 	AssertEqualProcessorTriageSpansCut(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorTriageSpansForwardFailed(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorTriageSpansHeld(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorTriageSpansInvalid(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorTriageTraceHoldDuration(t, testTel,

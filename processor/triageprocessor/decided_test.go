@@ -1,0 +1,103 @@
+package triageprocessor
+
+import (
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+)
+
+func heapInUse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// measureDecidedEntries returns the heap bytes per cache entry of n entries
+// made by mk, and what the cache accounts per entry.
+func measureDecidedEntries(t testing.TB, n int, mk func(i int) *decided) (heap, accounted float64) {
+	c, err := newDecidedCache(n, 1<<40, time.Minute)
+	require.NoError(t, err)
+	now := time.Unix(1_800_000_000, 0)
+	before := heapInUse()
+	for i := range n {
+		c.add(traceID(uint64(i+1)), mk(i), now)
+	}
+	after := heapInUse()
+	runtime.KeepAlive(c)
+	return float64(after-before) / float64(n), float64(c.bytes) / float64(n)
+}
+
+// The bytes the cache accounts per entry follow the heap it really uses,
+// so decision_cache_bytes bounds memory. Figures are in the README (Sizing).
+func TestDecidedCacheBytesPerEntry(t *testing.T) {
+	heap, accounted := measureDecidedEntries(t, 50_000, func(int) *decided { return &decided{} })
+	t.Logf("trace decided with its roots: heap %.0f B/entry, accounted %.0f B", heap, accounted)
+	assert.InDelta(t, 1, accounted/heap, 0.4, "accounted %.0f B for %.0f B of heap", accounted, heap)
+
+	h := newHarness(t, func(c *Config) { c.DecisionWait = time.Second })
+	h.send(agentTrace(traceID(70), "svc", genaiRun("upstream returned 502 Bad Gateway")[:2]...))
+	h.expire()
+	d, ok := h.p.decided.get(traceID(70))
+	require.True(t, ok)
+	require.NotEmpty(t, d.roots, "a rootless failed run keeps its root's annotations")
+	heap, accounted = measureDecidedEntries(t, 5_000, func(int) *decided { return cloneDecided(d) })
+	t.Logf("trace decided without a failed run's root (decision kept): heap %.0f B/entry, accounted %.0f B", heap, accounted)
+	assert.InDelta(t, 1, accounted/heap, 0.4, "accounted %.0f B for %.0f B of heap", accounted, heap)
+}
+
+func TestDecisionCacheBoundedByBytes(t *testing.T) {
+	const maxBytes = 16 << 10
+	h := newHarness(t, func(c *Config) { c.DecisionWait = time.Second; c.DecisionCacheBytes = maxBytes })
+	const n = 40
+	for i := range n {
+		// Rootless failed runs: each entry keeps its root's decision.
+		h.send(agentTrace(traceID(uint64(100+i)), "svc", genaiRun("upstream returned 502 Bad Gateway")[:2]...))
+		h.expire()
+		require.LessOrEqual(t, h.p.decided.bytes, maxBytes)
+	}
+	evicted := sumValue(t, h, "decision_cache_evicted", attribute.String("cache_limit", "decision_cache_bytes"))
+	assert.Positive(t, evicted)
+	assert.Equal(t, int64(n-h.p.decided.len()), evicted)
+	assert.Equal(t, int64(h.p.decided.bytes), sumValue(t, h, "decision_cache_bytes"))
+
+	// The newest trace is remembered: its late root gets the decision.
+	h.send(agentTrace(traceID(uint64(100+n-1)), "svc", genaiRun("")[3]))
+	root := h.forwarded()[spanID(1)]
+	var last string
+	for _, s := range root {
+		if s.TraceID() == traceID(uint64(100+n-1)) {
+			last, _ = strAttr(s, attrDecisionID)
+		}
+	}
+	assert.NotEmpty(t, last)
+}
+
+func TestDecisionCacheBoundedByCount(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.DecisionCacheSize = 3 })
+	for i := range 10 {
+		h.send(agentTrace(traceID(uint64(200+i)), "svc", genaiRun("")...))
+	}
+	assert.Equal(t, 3, h.p.decided.len())
+	assert.Equal(t, int64(7), sumValue(t, h, "decision_cache_evicted", attribute.String("cache_limit", "decision_cache_size")))
+	assert.Equal(t, int64(3*decidedEntryBytes), sumValue(t, h, "decision_cache_bytes"))
+}
+
+func cloneDecided(d *decided) *decided {
+	out := &decided{cutBy: d.cutBy}
+	for _, r := range d.roots {
+		c := make([]annotation, len(r.anns))
+		for i, a := range r.anns {
+			a.str = string([]byte(a.str))
+			c[i] = a
+		}
+		out.roots = append(out.roots, missingRoot{id: r.id, anns: c})
+		out.lateRoot = c
+	}
+	return out
+}

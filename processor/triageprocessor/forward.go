@@ -1,0 +1,102 @@
+package triageprocessor // import "github.com/triage-otel/triage/processor/triageprocessor"
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/zap"
+)
+
+// Reasons of processor_triage_spans_invalid.
+const (
+	invalidNoTraceID = "trace_id"
+	invalidNoSpanID  = "span_id"
+)
+
+// invalidSpan returns why a span cannot be held ("" when it can): OTLP
+// requires a trace ID and a span ID, and all-zero ones would merge
+// unrelated spans into one trace.
+func invalidSpan(span ptrace.Span) string {
+	switch {
+	case span.TraceID().IsEmpty():
+		return invalidNoTraceID
+	case span.SpanID().IsEmpty():
+		return invalidNoSpanID
+	}
+	return ""
+}
+
+// rejectInvalid counts and logs the spans of a batch that were dropped as
+// invalid. They are not forwarded: without a trace ID a span belongs to no
+// trace (all-zero IDs would merge unrelated spans into one), and OTLP
+// requires both IDs. No error is returned, as contrib's processors do for
+// malformed data: the batch's valid spans were accepted, and the sender
+// could not fix the others by retrying.
+func (p *triageProcessor) rejectInvalid(ctx context.Context, invalid map[string]int64) {
+	if len(invalid) == 0 {
+		return
+	}
+	var total int64
+	parts := make([]string, 0, len(invalid))
+	for reason, n := range invalid {
+		p.tb.ProcessorTriageSpansInvalid.Add(ctx, n, metric.WithAttributes(attribute.String("reason", reason)))
+		total += n
+		parts = append(parts, fmt.Sprintf("%d without a %s", n, strings.ReplaceAll(reason, "_", " ")))
+	}
+	sort.Strings(parts)
+	p.warnInvalid.log(p.logger, total, zap.String("last_batch", strings.Join(parts, ", ")))
+}
+
+// forward hands decided spans to the next consumer. Its error is never
+// returned to the sender: the spans of a batch are held and forwarded
+// later, mixed with spans of other batches, and the next consumer is
+// usually a fan-out (exporters, the triage connector) where one member's
+// refusal comes after the others have taken the data. A retryable error
+// would make the sender resend spans that were already delivered, which is
+// how duplicates are made. The refusal is counted and logged instead; the
+// decision path (connector, exporters) retries on its own.
+func (p *triageProcessor) forward(ctx context.Context, td ptrace.Traces) {
+	n := td.SpanCount()
+	if err := p.next.ConsumeTraces(ctx, td); err != nil {
+		p.tb.ProcessorTriageSpansForwardFailed.Add(ctx, int64(n))
+		p.warnForward.log(p.logger, int64(n),
+			zap.String("hint", "a consumer after the triage processor refused spans; the triage connector retries decisions itself, so this is an exporter of the traces pipeline (queue full or rejected data)"),
+			zap.Error(err))
+	}
+}
+
+// rateLimitedWarning logs a repeating condition at most once per interval;
+// count is how often it happened since the previous line.
+type rateLimitedWarning struct {
+	msg   string
+	every time.Duration
+
+	mu      sync.Mutex
+	last    time.Time
+	pending int64
+}
+
+func newRateLimitedWarning(msg string, every time.Duration) rateLimitedWarning {
+	return rateLimitedWarning{msg: msg, every: every}
+}
+
+func (w *rateLimitedWarning) log(logger *zap.Logger, n int64, fields ...zap.Field) {
+	w.mu.Lock()
+	w.pending += n
+	now := time.Now()
+	if !w.last.IsZero() && now.Sub(w.last) < w.every {
+		w.mu.Unlock()
+		return
+	}
+	count := w.pending
+	w.pending, w.last = 0, now
+	w.mu.Unlock()
+	logger.Warn(w.msg, append([]zap.Field{zap.Int64("count", count)}, fields...)...)
+}
