@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -53,6 +54,34 @@ type webhookExporter struct {
 	telemetry *metadata.TelemetryBuilder
 	client    *http.Client
 	now       func() time.Time
+
+	authWarning authWarning
+}
+
+// authWarning logs a receiver's 401/403 at most once per authWarnEvery:
+// under a wrong secret every attempt of every decision is refused.
+type authWarning struct {
+	mu      sync.Mutex
+	last    time.Time
+	refused int
+}
+
+const authWarnEvery = 30 * time.Second
+
+func (w *authWarning) log(logger *zap.Logger, code int, id string) {
+	w.mu.Lock()
+	w.refused++
+	now := time.Now()
+	if !w.last.IsZero() && now.Sub(w.last) < authWarnEvery {
+		w.mu.Unlock()
+		return
+	}
+	n := w.refused
+	w.refused, w.last = 0, now
+	w.mu.Unlock()
+	logger.Warn("the webhook receiver refused the request as unauthorized: the webhook secrets probably differ "+
+		"(recovery_webhook.secret and the receiver's); decisions stay queued and are retried with back-off until it accepts them",
+		zap.Int("status", code), zap.String("decision_id", id), zap.Int("refused_since_last_warning", n))
 }
 
 func newWebhookExporter(cfg *Config, set exporter.Settings) (*webhookExporter, error) {
@@ -152,6 +181,14 @@ func (e *webhookExporter) send(ctx context.Context, d decisionrecord.Decision) e
 		e.telemetry.RecoveryWebhookDecisionsDelivered.Add(ctx, 1)
 		e.logger.Debug("decision delivered", zap.String("decision_id", d.ID), zap.Int("status", code))
 		return nil
+	case code == http.StatusUnauthorized || code == http.StatusForbidden:
+		// The receiver refuses the signature (or the credentials): the
+		// secrets probably differ between collector and receiver. That is
+		// fixed by configuration, not by the request, so the decision
+		// stays queued and is retried with back-off until it is.
+		e.transient(ctx, "http_"+strconv.Itoa(code))
+		e.authWarning.log(e.logger, code, d.ID)
+		return fmt.Errorf("webhook answered %d for decision %s (secrets probably differ): %s", code, d.ID, snippet)
 	case code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || code >= 500:
 		reason := "http_5xx"
 		if code < 500 {

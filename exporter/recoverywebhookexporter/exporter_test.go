@@ -463,7 +463,7 @@ func TestSecretsNeverLogged(t *testing.T) {
 	rcv := newReceiver(t, testSecret, func(id string, n int) (int, http.Header) {
 		switch {
 		case id == "dec-rejected":
-			return http.StatusForbidden, nil
+			return http.StatusBadRequest, nil
 		case n == 1:
 			return http.StatusBadGateway, nil
 		}

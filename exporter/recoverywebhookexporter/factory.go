@@ -43,6 +43,9 @@ func createDefaultConfig() component.Config {
 
 func createLogs(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Logs, error) {
 	c := cfg.(*Config)
+	for _, w := range c.Warnings() {
+		set.Logger.Warn("insecure recovery_webhook configuration: " + w)
+	}
 	exp, err := newWebhookExporter(c, set)
 	if err != nil {
 		return nil, err

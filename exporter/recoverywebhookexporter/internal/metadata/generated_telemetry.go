@@ -68,13 +68,13 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.RecoveryWebhookDecisionsDropped, err = builder.meter.Int64Counter(
 		"otelcol_recovery_webhook_decisions_dropped",
-		metric.WithDescription("Decisions dropped without retry, by reason (rejected = 4xx other than 408/429, invalid = the log record is not a decision document). [Development]"),
+		metric.WithDescription("Decisions dropped without retry, by reason (rejected = 4xx other than 401/403/408/429, invalid = the log record is not a decision document). [Development]"),
 		metric.WithUnit("{decision}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.RecoveryWebhookDeliveryFailures, err = builder.meter.Int64Counter(
 		"otelcol_recovery_webhook_delivery_failures",
-		metric.WithDescription("Delivery attempts that failed transiently (5xx, 408, 429, timeout, connection error) and are left to the retry sender, by reason. [Development]"),
+		metric.WithDescription("Delivery attempts that failed transiently (5xx, 408, 429, 401/403 - the secrets probably differ, timeout, connection error) and are left to the retry sender, by reason. [Development]"),
 		metric.WithUnit("{attempt}"),
 	)
 	errs = errors.Join(errs, err)

@@ -40,7 +40,7 @@ func AssertEqualRecoveryWebhookDecisionsDelivered(t *testing.T, tt *componenttes
 func AssertEqualRecoveryWebhookDecisionsDropped(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_recovery_webhook_decisions_dropped",
-		Description: "Decisions dropped without retry, by reason (rejected = 4xx other than 408/429, invalid = the log record is not a decision document). [Development]",
+		Description: "Decisions dropped without retry, by reason (rejected = 4xx other than 401/403/408/429, invalid = the log record is not a decision document). [Development]",
 		Unit:        "{decision}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
@@ -56,7 +56,7 @@ func AssertEqualRecoveryWebhookDecisionsDropped(t *testing.T, tt *componenttest.
 func AssertEqualRecoveryWebhookDeliveryFailures(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_recovery_webhook_delivery_failures",
-		Description: "Delivery attempts that failed transiently (5xx, 408, 429, timeout, connection error) and are left to the retry sender, by reason. [Development]",
+		Description: "Delivery attempts that failed transiently (5xx, 408, 429, 401/403 - the secrets probably differ, timeout, connection error) and are left to the retry sender, by reason. [Development]",
 		Unit:        "{attempt}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
