@@ -277,7 +277,7 @@ func fixtureFiles(t *testing.T, shared string) []string {
 		}
 		// A capture whose export held no span (the instrumentation lost
 		// them all) has no run to compare: not scorable, as in eval.
-		if spanCount(t, f) == 0 {
+		if fileSpanCount(t, f) == 0 {
 			empty = append(empty, f)
 			continue
 		}
@@ -291,20 +291,6 @@ func fixtureFiles(t *testing.T, shared string) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// spanCount returns the number of spans in an OTLP/JSON capture.
-func spanCount(t *testing.T, path string) int {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(b)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return td.SpanCount()
 }
 
 // labelledConstraints returns the union of the forbidden strings listed in
