@@ -499,6 +499,7 @@ func (b *runBuilder) build(members []int32, roots []int32, rootFound bool, agent
 	}
 	b.partSteps = nil
 	r.SpanIDs = make([]pcommon.SpanID, 0, len(members))
+	var chains []chainToolMessages // wrapper spans' ToolMessages (langchain.go)
 	for _, i := range members {
 		n := &nodes[i]
 		sp := n.c.sp
@@ -552,6 +553,11 @@ func (b *runBuilder) build(members []int32, roots []int32, rootFound bool, agent
 		if ev.failed() {
 			r.SpanErrors = append(r.SpanErrors, ev.spanError(sp, rootFound && i == head))
 		}
+		if n.role == roleNone {
+			if ch, ok := chainMessages(&n.c); ok {
+				chains = append(chains, ch)
+			}
+		}
 		if defs := listedToolDefs(&n.c); len(defs) > 0 {
 			r.ListedTools = append(r.ListedTools, defs...)
 		}
@@ -581,6 +587,7 @@ func (b *runBuilder) build(members []int32, roots []int32, rootFound bool, agent
 			}
 		}
 	}
+	nameFailedTools(r.Steps, chains)
 	linkToolCalls(r.Steps)
 	sort.SliceStable(r.SpanErrors, func(a, c int) bool { return r.SpanErrors[a].End < r.SpanErrors[c].End })
 	b.describe(&r, members, roots, agents)

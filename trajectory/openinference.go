@@ -350,27 +350,11 @@ func oiFillTool(c *spanCtx, st *Step) {
 	if out == "" {
 		return
 	}
-	// LangChain wraps the result in a serialized ToolMessage:
-	// {"output": {"lc":1, "id":[..."ToolMessage"], "kwargs": {status, content, tool_call_id}}}.
-	if looksJSON(out) && strings.Contains(out, "ToolMessage") {
-		var w struct {
-			Output json.RawMessage `json:"output"`
-		}
-		raw := json.RawMessage(out)
-		if lenientUnmarshal(raw, &w) && len(w.Output) > 0 {
-			raw = w.Output
-		}
-		if m, ok := decodeMessage(raw); ok && len(m.Results) > 0 {
-			r := m.Results[0]
-			if st.Result == "" {
-				st.Result = r.Content
-			}
-			if st.ToolCallID == "" {
-				st.ToolCallID = r.CallID
-			}
-			st.ResultIsError = st.ResultIsError || r.IsError
-			return
-		}
+	// LangChain wraps the result in a serialized ToolMessage
+	// (langchain.go).
+	if r, ok := toolMessage(out); ok {
+		applyToolMessage(st, r)
+		return
 	}
 	if st.Result == "" {
 		st.Result = out

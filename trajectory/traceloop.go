@@ -59,6 +59,11 @@ func tlDetect(c *spanCtx) (spanRole, bool) {
 func tlFill(c *spanCtx, st *Step) {
 	a := c.attrs
 	if st.Kind == StepTool {
+		// A LangChain tool's output names the tool; the entity name is
+		// its class (langchain.go).
+		if r, ok := toolMessage(attrStr(a, "traceloop.entity.output")); ok {
+			applyToolMessage(st, r)
+		}
 		if st.ToolName == "" {
 			st.ToolName = attrStr(a, "traceloop.entity.name")
 		}

@@ -1,0 +1,149 @@
+package trajectory
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// LangChain / LangGraph messages recorded by any instrumentation
+// (OpenInference's output.value, OpenLLMetry's traceloop.entity.output).
+//
+// A tool span's output is the serialized ToolMessage the tool produced:
+// {lc, id: [..., "ToolMessage"], kwargs: {name, tool_call_id, status,
+// content}}. Its name is the tool's registered name (instrumentations name
+// the span after the tool's class, "DynamicStructuredTool"), its status
+// says whether the tool failed.
+//
+// A tool that throws leaves a span with an error status and no output: the
+// ToolMessage the graph's tool node made of the error is only in that
+// node's chain span output ({"messages": [ToolMessage, ...]}). Such a tool
+// step takes its name and call ID from the error ToolMessage of the
+// innermost chain span that encloses it in time (LangGraph's OpenLLMetry
+// instrumentation records every span flat under the agent span, so time is
+// the only link), so that a later successful call of the same tool is seen
+// as its retry.
+
+// toolMessage decodes a serialized LangChain ToolMessage (possibly wrapped
+// in {"output": ...}); ok is false for anything else.
+func toolMessage(out string) (ToolResult, bool) {
+	if !looksJSON(out) || !strings.Contains(out, "ToolMessage") {
+		return ToolResult{}, false
+	}
+	var w struct {
+		Output json.RawMessage `json:"output"`
+	}
+	raw := json.RawMessage(out)
+	if lenientUnmarshal(raw, &w) && len(w.Output) > 0 {
+		raw = w.Output
+	}
+	m, ok := decodeMessage(raw)
+	if !ok || m.Role != "tool" || len(m.Results) == 0 {
+		return ToolResult{}, false
+	}
+	return m.Results[0], true
+}
+
+// applyToolMessage completes a tool step from the ToolMessage it output.
+func applyToolMessage(st *Step, r ToolResult) {
+	if r.Name != "" {
+		st.ToolName = r.Name
+	}
+	if st.ToolCallID == "" {
+		st.ToolCallID = r.CallID
+	}
+	if st.Result == "" {
+		st.Result = r.Content
+	}
+	st.ResultIsError = st.ResultIsError || r.IsError
+}
+
+// chainToolMessages are the ToolMessages one chain span output.
+type chainToolMessages struct {
+	start, end int64
+	results    []ToolResult
+}
+
+// nameFailedTools gives the failed, unnamed-by-their-output tool steps of a
+// run the name and call ID of the error ToolMessage that reports them
+// (see above). chains are the run's wrapper spans' outputs; call IDs that a
+// step already carries are taken.
+func nameFailedTools(steps []Step, chains []chainToolMessages) {
+	if len(chains) == 0 {
+		return
+	}
+	claimed := map[string]bool{}
+	for k := range steps {
+		if id := steps[k].ToolCallID; id != "" {
+			claimed[id] = true
+		}
+	}
+	for k := range steps {
+		st := &steps[k]
+		if st.Kind != StepTool || !st.Failed() || st.ToolCallID != "" {
+			continue
+		}
+		s, e := int64(st.Start), int64(st.End)
+		best, bestLen := -1, int64(-1)
+		for ci := range chains {
+			ch := &chains[ci]
+			if ch.start > s || ch.end < e {
+				continue
+			}
+			if l := ch.end - ch.start; best < 0 || l < bestLen {
+				best, bestLen = ci, l
+			}
+		}
+		if best < 0 {
+			continue
+		}
+		var pick *ToolResult
+		for ri := range chains[best].results {
+			r := &chains[best].results[ri]
+			if !r.IsError || r.CallID == "" || claimed[r.CallID] {
+				continue
+			}
+			if pick != nil {
+				// Several failed calls in one node: only the one whose text
+				// carries the span's error message.
+				if st.StatusMessage == "" || !strings.Contains(r.Content, st.StatusMessage) {
+					continue
+				}
+				if strings.Contains(pick.Content, st.StatusMessage) {
+					pick = nil // ambiguous
+					break
+				}
+			}
+			pick = r
+		}
+		if pick == nil {
+			continue
+		}
+		claimed[pick.CallID] = true
+		st.ToolCallID = pick.CallID
+		if pick.Name != "" {
+			st.ToolName = pick.Name
+		}
+		if st.Result == "" {
+			st.Result = pick.Content
+		}
+	}
+}
+
+// chainMessages returns the ToolMessages a wrapper span output, from the
+// attribute each convention records it in.
+func chainMessages(c *spanCtx) (chainToolMessages, bool) {
+	out := firstStr(c.attrs, "traceloop.entity.output", "output.value")
+	if !looksJSON(out) || !strings.Contains(out, "ToolMessage") {
+		return chainToolMessages{}, false
+	}
+	var res []ToolResult
+	for _, m := range decodeMessages(out) {
+		if m.Role == "tool" {
+			res = append(res, m.Results...)
+		}
+	}
+	if len(res) == 0 {
+		return chainToolMessages{}, false
+	}
+	return chainToolMessages{start: int64(c.sp.StartTimestamp()), end: int64(c.sp.EndTimestamp()), results: res}, true
+}

@@ -1,0 +1,84 @@
+package trajectory
+
+import (
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+func toolMsg(name, id, status, content string) string {
+	return `{"lc":1,"type":"constructor","id":["langchain_core","messages","ToolMessage"],"kwargs":{"status":"` + status +
+		`","content":` + string(quoteJSON(content)) + `,"name":"` + name + `","tool_call_id":"` + id + `"}}`
+}
+
+func span(s *synth, id, parent uint64, name string, start, end uint64, attrs map[string]any) ptrace.Span {
+	sp := s.span(id, parent, name, attrs)
+	sp.SetStartTimestamp(pcommon.Timestamp(start))
+	sp.SetEndTimestamp(pcommon.Timestamp(end))
+	return sp
+}
+
+// LangGraph traced by OpenLLMetry: tool spans named after the tool class,
+// flat under the agent; a tool's name is in its ToolMessage, and a tool that
+// threw is named by the error ToolMessage of the graph node around it.
+func TestLangChainToolMessagesNameTools(t *testing.T) {
+	s := newSynth("svc")
+	tool := func(id uint64, start, end uint64, out string) ptrace.Span {
+		attrs := map[string]any{"gen_ai.operation.name": "execute_tool", "traceloop.span.kind": "task",
+			"traceloop.entity.name": "DynamicStructuredTool", "traceloop.entity.input": `{"args":["{\"sku\":\"B-7\"}"]}`}
+		if out != "" {
+			attrs["traceloop.entity.output"] = out
+		}
+		return span(s, id, 1, "execute_tool DynamicStructuredTool", start, end, attrs)
+	}
+	node := func(id uint64, start, end uint64, msgs ...string) {
+		out := `{"messages":[`
+		for i, m := range msgs {
+			if i > 0 {
+				out += ","
+			}
+			out += m
+		}
+		span(s, id, 1, "workflow RunnableSequence", start, end, map[string]any{"traceloop.span.kind": "workflow", "traceloop.entity.output": out + `]}`})
+	}
+	span(s, 1, 0, "stock.agent", 0, 10_000, map[string]any{"traceloop.span.kind": "agent", "traceloop.entity.name": "stock"})
+	// Node 1: two tools at once; count_stock throws, price_lookup answers.
+	fail(tool(2, 1_100, 1_400, ""), "inventory backend returned 503")
+	tool(3, 1_150, 1_300, toolMsg("price_lookup", "c2", "success", `{"price":4}`))
+	node(4, 1_000, 1_500,
+		toolMsg("count_stock", "c1", "error", "Error: inventory backend returned 503\n Please fix your mistakes."),
+		toolMsg("price_lookup", "c2", "success", `{"price":4}`))
+	// Node 2: the retry succeeds.
+	tool(5, 2_100, 2_200, toolMsg("count_stock", "c3", "success", `{"on_hand":12}`))
+	node(6, 2_000, 2_300, toolMsg("count_stock", "c3", "success", `{"on_hand":12}`))
+	// The whole graph's output repeats every message.
+	node(7, 500, 9_000,
+		toolMsg("count_stock", "c1", "error", "Error: inventory backend returned 503\n Please fix your mistakes."),
+		toolMsg("price_lookup", "c2", "success", `{"price":4}`), toolMsg("count_stock", "c3", "success", `{"on_hand":12}`))
+	r := Build(s.td)[0]
+	eq(t, "steps", stepKinds(&r), "tool,tool,tool")
+	byID := map[pcommon.SpanID]*Step{}
+	for i := range r.Steps {
+		byID[r.Steps[i].SpanID] = &r.Steps[i]
+	}
+	failed, price, retry := byID[sid(2)], byID[sid(3)], byID[sid(5)]
+	eq(t, "failed tool named by its node", failed.ToolName, "count_stock")
+	eq(t, "failed tool call id", failed.ToolCallID, "c1")
+	eq(t, "still failed", failed.Failed(), true)
+	eq(t, "named by its own output", price.ToolName, "price_lookup")
+	eq(t, "own call id", price.ToolCallID, "c2")
+	eq(t, "result unwrapped", price.Result, `{"price":4}`)
+	eq(t, "retry", retry.ToolName, "count_stock")
+
+	// A failed tool outside any node that reports it keeps its span's name.
+	s = newSynth("svc")
+	span(s, 1, 0, "a.agent", 0, 10_000, map[string]any{"traceloop.span.kind": "agent"})
+	fail(span(s, 2, 1, "execute_tool DynamicStructuredTool", 100, 200, map[string]any{"gen_ai.operation.name": "execute_tool",
+		"traceloop.span.kind": "task", "traceloop.entity.name": "DynamicStructuredTool"}), "boom")
+	span(s, 3, 1, "workflow RunnableSequence", 300, 400, map[string]any{"traceloop.span.kind": "workflow",
+		"traceloop.entity.output": `{"messages":[` + toolMsg("other", "x9", "error", "Error: boom") + `]}`})
+	r = Build(s.td)[0]
+	eq(t, "not enclosed: not named", r.Steps[0].ToolName, "DynamicStructuredTool")
+	eq(t, "no call id", r.Steps[0].ToolCallID, "")
+}
