@@ -588,6 +588,7 @@ func (b *runBuilder) build(members []int32, roots []int32, rootFound bool, agent
 		}
 	}
 	nameFailedTools(r.Steps, chains)
+	nameFedResults(r.Steps, chains)
 	linkToolCalls(r.Steps)
 	sort.SliceStable(r.SpanErrors, func(a, c int) bool { return r.SpanErrors[a].End < r.SpanErrors[c].End })
 	b.describe(&r, members, roots, agents)

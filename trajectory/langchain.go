@@ -22,6 +22,11 @@ import (
 // instrumentation records every span flat under the agent span, so time is
 // the only link), so that a later successful call of the same tool is seen
 // as its retry.
+//
+// The chat spans of the same instrumentation record the results fed back
+// to the model as bare text (no call ID, no name, no status); a fed-back
+// result whose text is a node's ToolMessage content takes its call ID, name
+// and error status from it.
 
 // toolMessage decodes a serialized LangChain ToolMessage (possibly wrapped
 // in {"output": ...}); ok is false for anything else.
@@ -146,4 +151,52 @@ func chainMessages(c *spanCtx) (chainToolMessages, bool) {
 		return chainToolMessages{}, false
 	}
 	return chainToolMessages{start: int64(c.sp.StartTimestamp()), end: int64(c.sp.EndTimestamp()), results: res}, true
+}
+
+// nameFedResults completes the unnamed results fed back to LLM steps from
+// the chain spans' ToolMessages with the same content (each taken once).
+func nameFedResults(steps []Step, chains []chainToolMessages) {
+	if len(chains) == 0 {
+		return
+	}
+	byContent := map[string][]*ToolResult{}
+	for ci := range chains {
+		for ri := range chains[ci].results {
+			r := &chains[ci].results[ri]
+			if r.CallID != "" {
+				k := strings.TrimSpace(r.Content)
+				byContent[k] = append(byContent[k], r)
+			}
+		}
+	}
+	taken := map[string]bool{}
+	for k := range steps {
+		st := &steps[k]
+		if st.Kind != StepLLM {
+			continue
+		}
+		for i := range st.InputResults {
+			in := &st.InputResults[i]
+			if in.CallID != "" || in.Content == "" {
+				continue
+			}
+			for _, r := range byContent[strings.TrimSpace(in.Content)] {
+				if taken[r.CallID] && !sameCall(in, r) {
+					continue
+				}
+				taken[r.CallID] = true
+				in.CallID = r.CallID
+				if in.Name == "" {
+					in.Name = r.Name
+				}
+				in.IsError = in.IsError || r.IsError
+				break
+			}
+		}
+	}
+}
+
+// sameCall: a conversation resent whole carries the same result again.
+func sameCall(in *ToolResult, r *ToolResult) bool {
+	return in.Name == "" || in.Name == r.Name
 }

@@ -82,3 +82,21 @@ func TestLangChainToolMessagesNameTools(t *testing.T) {
 	eq(t, "not enclosed: not named", r.Steps[0].ToolName, "DynamicStructuredTool")
 	eq(t, "no call id", r.Steps[0].ToolCallID, "")
 }
+
+// The chat spans record fed-back results as bare text; the node's
+// ToolMessage with the same text names them.
+func TestLangChainToolMessagesNameFedBackResults(t *testing.T) {
+	s := newSynth("svc")
+	span(s, 1, 0, "desk.agent", 0, 10_000, map[string]any{"traceloop.span.kind": "agent"})
+	span(s, 2, 1, "chat m", 100, 200, map[string]any{"gen_ai.operation.name": "chat", "gen_ai.response.finish_reasons": []string{"tool_call"}})
+	span(s, 3, 1, "workflow RunnableSequence", 300, 400, map[string]any{"traceloop.span.kind": "workflow",
+		"traceloop.entity.output": `{"messages":[` + toolMsg("open_ticket", "k1", "error", "Error: Tool \"open_ticket\" not found.") + `]}`})
+	span(s, 4, 1, "chat m", 500, 600, map[string]any{"gen_ai.operation.name": "chat",
+		"gen_ai.input.messages": `[{"role":"assistant","parts":[{"type":"text","content":""}]},{"role":"tool","parts":[{"type":"text","content":"Error: Tool \"open_ticket\" not found."}]}]`})
+	r := Build(s.td)[0]
+	eq(t, "steps", stepKinds(&r), "llm,llm")
+	in := r.Steps[1].InputResults
+	if len(in) != 1 || in[0].Name != "open_ticket" || in[0].CallID != "k1" || !in[0].IsError {
+		t.Errorf("fed-back result %+v", in)
+	}
+}
