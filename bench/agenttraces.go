@@ -196,3 +196,15 @@ func (c *Corpus) NextBatch(traces int) ptrace.Traces {
 	}
 	return out
 }
+
+// Batches is a Source of one request per op holding traces whole traces of
+// the corpus.
+func (c *Corpus) Batches(traces int) Source { return &corpusBatches{c: c, traces: traces} }
+
+type corpusBatches struct {
+	c      *Corpus
+	traces int
+}
+
+func (b *corpusBatches) Next() []ptrace.Traces { return []ptrace.Traces{b.c.NextBatch(b.traces)} }
+func (b *corpusBatches) Traces() int           { return b.traces }

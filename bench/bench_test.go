@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -90,36 +91,54 @@ func (c *spanCounter) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
 // returns the count that means "everything sent has been decided".
 type peer struct {
 	name   string
-	create func(b *testing.B, next *spanCounter, done *progress) processor.Traces
+	create func(b testing.TB, next *spanCounter, done *progress, o peerOptions) processor.Traces
 	// countsTraces: progress counts decided traces (the peer drops what it
 	// does not sample, so forwarded spans cannot tell when it is done);
 	// otherwise progress counts forwarded spans.
 	countsTraces bool
 }
 
+// peerOptions are the settings a benchmark changes on every peer alike.
+type peerOptions struct {
+	// wait replaces the peers' timers (decision_wait, wait_duration) when
+	// set: the memory benchmarks hold traces that must not be released.
+	wait time.Duration
+	// recoveryOff turns the triage processor's recovery decisions off.
+	recoveryOff bool
+}
+
 var peers = []peer{
 	{
 		name: "triage",
-		create: func(b *testing.B, next *spanCounter, done *progress) processor.Traces {
+		create: func(b testing.TB, next *spanCounter, done *progress, o peerOptions) processor.Traces {
 			f := triageprocessor.NewFactory()
 			cfg := f.CreateDefaultConfig().(*triageprocessor.Config)
 			// Every trace's root arrives, so decisions never wait for the
-			// timer; the limits are set so that nothing is evicted.
+			// timer; the limits are set so that nothing is evicted or cut
+			// (a 1000-step run with its history is about 65 MB).
 			cfg.DecisionWait = time.Second
+			if o.wait > 0 {
+				cfg.DecisionWait = o.wait
+			}
 			cfg.NumTraces = 200_000
 			cfg.MaxBytes = 0
+			cfg.MaxTraceBytes = 256 << 20
+			cfg.Recovery.Enabled = !o.recoveryOff
 			next.onSpans = done.add
 			return create(b, f, cfg, next)
 		},
 	},
 	{
 		name: "tailsampling",
-		create: func(b *testing.B, next *spanCounter, done *progress) processor.Traces {
+		create: func(b testing.TB, next *spanCounter, done *progress, o peerOptions) processor.Traces {
 			f := tailsamplingprocessor.NewFactory()
 			cfg := f.CreateDefaultConfig().(*tailsamplingprocessor.Config)
 			// 1 s is its shortest effective wait: decisions run on a fixed
 			// 1 s ticker. num_traces holds a few seconds of the stream.
 			cfg.DecisionWait = time.Second
+			if o.wait > 0 {
+				cfg.DecisionWait = o.wait
+			}
 			cfg.NumTraces = 200_000
 			cfg.ExpectedNewTracesPerSec = 20_000
 			cfg.PolicyCfgs = statusCodePolicy()
@@ -133,13 +152,16 @@ var peers = []peer{
 	},
 	{
 		name: "groupbytrace",
-		create: func(b *testing.B, next *spanCounter, done *progress) processor.Traces {
+		create: func(b testing.TB, next *spanCounter, done *progress, o peerOptions) processor.Traces {
 			f := groupbytraceprocessor.NewFactory()
 			cfg := f.CreateDefaultConfig().(*groupbytraceprocessor.Config)
 			// It has no notion of a complete trace: it releases each trace
 			// wait_duration after its first span. Short, so the timer adds
 			// little idle time; num_traces large so nothing is evicted.
 			cfg.WaitDuration = 10 * time.Millisecond
+			if o.wait > 0 {
+				cfg.WaitDuration = o.wait
+			}
 			cfg.NumTraces = 200_000
 			next.onSpans = done.add
 			return create(b, f, cfg, next)
@@ -149,7 +171,7 @@ var peers = []peer{
 		// The work the harness itself does (copying the corpus, fresh IDs)
 		// with nothing in between: subtract it mentally from the others.
 		name: "baseline",
-		create: func(b *testing.B, next *spanCounter, done *progress) processor.Traces {
+		create: func(b testing.TB, next *spanCounter, done *progress, _ peerOptions) processor.Traces {
 			next.onSpans = done.add
 			return passThrough{next}
 		},
@@ -176,7 +198,7 @@ func unmarshalConfig(m map[string]any, cfg any) error {
 	return confmap.NewFromStringMap(m).Unmarshal(cfg)
 }
 
-func create(b *testing.B, f processor.Factory, cfg any, next consumer.Traces) processor.Traces {
+func create(b testing.TB, f processor.Factory, cfg any, next consumer.Traces) processor.Traces {
 	b.Helper()
 	set := processortest.NewNopSettings(f.Type())
 	p, err := f.CreateTraces(context.Background(), set, cfg, next)
@@ -196,10 +218,10 @@ func (p passThrough) ConsumeTraces(ctx context.Context, td ptrace.Traces) error 
 }
 
 // BenchmarkAgentTraces feeds each processor the same agent traces (20 and
-// 200 spans per trace, one in ten failing) and waits, inside the timed
-// region, until every trace sent has been decided. Besides ns/op, B/op and
-// allocs/op (one op = one ConsumeTraces of 200 spans), it reports
-// spans/s (wall clock, including the wait for the last decisions),
+// 200 spans per trace, one in ten failing, no message history) and waits,
+// inside the timed region, until every trace sent has been decided. Besides
+// ns/op, B/op and allocs/op (one op = one ConsumeTraces of 200 spans), it
+// reports spans/s (wall clock, including the wait for the last decisions),
 // cpu-ns/span (user+system CPU of the whole process, all goroutines and
 // GC included, per span: unaffected by how long a peer's timers sleep) and
 // allocs/span.
@@ -208,55 +230,168 @@ func BenchmarkAgentTraces(b *testing.B) {
 		corpus := NewCorpus(100, size, uint64(size))
 		for _, p := range peers {
 			b.Run(fmt.Sprintf("spans_per_trace=%d/proc=%s", size, p.name), func(b *testing.B) {
-				runPeer(b, p, corpus)
+				runPeer(b, p, corpus.Batches(max(1, spansPerOp/size)))
 			})
 		}
 	}
 }
 
-func runPeer(b *testing.B, p peer, corpus *Corpus) {
-	tracesPerOp := max(1, spansPerOp/corpus.SpansPerTrace())
-	spansPerBatch := int64(tracesPerOp * corpus.SpansPerTrace())
+// BenchmarkCaptures replays the shared real captures (241 runs of 12
+// stacks, with the message histories and tool definitions their
+// instrumentations record) with fresh trace IDs; one op is one capture.
+func BenchmarkCaptures(b *testing.B) {
+	caps := loadCaptures(b)
+	for _, p := range peers {
+		b.Run("proc="+p.name, func(b *testing.B) { runPeer(b, p, caps) })
+	}
+}
+
+// BenchmarkHistory replays agent runs whose chat spans carry the growing
+// conversation (HistoryRun), from 10 to 1000 steps; one op is one run sent
+// in SDK-sized batches, root last. cpu-ns/KiB staying flat from 10 to 1000
+// steps is what "cost linear in the bytes received" means.
+func BenchmarkHistory(b *testing.B) {
+	for _, steps := range []int{10, 100, 1000} {
+		n := 20
+		if steps >= 1000 {
+			n = 4
+		}
+		runs := NewHistoryReplay(n, steps, 7)
+		for _, p := range peers {
+			b.Run(fmt.Sprintf("steps=%d/proc=%s", steps, p.name), func(b *testing.B) { runPeer(b, p, runs) })
+		}
+	}
+}
+
+var (
+	capturesOnce sync.Once
+	captures     *Replay
+	capturesErr  error
+)
+
+func loadCaptures(tb testing.TB) *Replay {
+	capturesOnce.Do(func() {
+		dir, err := CapturesDir()
+		if err != nil {
+			capturesErr = err
+			return
+		}
+		captures, capturesErr = LoadCaptures(dir, 11)
+	})
+	if capturesErr != nil {
+		tb.Fatal(capturesErr)
+	}
+	return captures
+}
+
+func opBytes(reqs []ptrace.Traces) int {
+	var m ptrace.ProtoMarshaler
+	n := 0
+	for _, td := range reqs {
+		n += m.TracesSize(td)
+	}
+	return n
+}
+
+// prepareBudget bounds the bytes of ops prepared ahead of the timed work:
+// the data of each op is copied from its template (fresh trace IDs) and
+// sized outside the CPU measurement, a chunk at a time.
+const prepareBudget = 128 << 20
+
+func runPeer(b *testing.B, p peer, src Source) {
 	done := newProgress()
 	next := &spanCounter{}
-	proc := p.create(b, next, done)
+	proc := p.create(b, next, done, peerOptions{})
 	ctx := context.Background()
 	if err := proc.Start(ctx, componenttest.NewNopHost()); err != nil {
 		b.Fatal(err)
 	}
 
-	runtime.GC()
-	var m0, m1 runtime.MemStats
-	runtime.ReadMemStats(&m0)
-	cpu0 := cpuTime()
+	var spans, traces, bytes int64
+	var cpu time.Duration
+	var mallocs uint64
+	var ms runtime.MemStats
+	rootLatency := make([]time.Duration, 0, b.N)
 	b.ReportAllocs()
 	b.ResetTimer()
 	start := time.Now()
-	for i := 0; i < b.N; i++ {
-		if err := proc.ConsumeTraces(ctx, corpus.NextBatch(tracesPerOp)); err != nil {
-			b.Fatal(err)
+	for op := 0; op < b.N; {
+		// Prepare a chunk of ops with the timer and the CPU clock stopped.
+		b.StopTimer()
+		var chunk [][]ptrace.Traces
+		for size := 0; op+len(chunk) < b.N && size < prepareBudget; {
+			reqs := src.Next()
+			traces += int64(src.Traces())
+			n := opBytes(reqs)
+			size += n
+			bytes += int64(n)
+			for _, td := range reqs {
+				spans += int64(td.SpanCount())
+			}
+			chunk = append(chunk, reqs)
 		}
-	}
-	target := int64(b.N) * spansPerBatch
-	if p.countsTraces {
-		target = int64(b.N * tracesPerOp)
-	}
-	if !done.waitFor(target, drainTimeout) {
-		b.Fatalf("%s: only %d of %d decided %s after the last batch", p.name, done.count, target, drainTimeout)
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		mallocs -= ms.Mallocs
+		cpu0 := cpuTime()
+		b.StartTimer()
+		for i, reqs := range chunk {
+			for j, td := range reqs {
+				t0 := time.Now()
+				if err := proc.ConsumeTraces(ctx, td); err != nil {
+					b.Fatal(err)
+				}
+				if j == len(reqs)-1 {
+					// The last request carries the root: for the triage
+					// processor this call returns once the run is decided
+					// and forwarded.
+					rootLatency = append(rootLatency, time.Since(t0))
+				}
+			}
+			chunk[i] = nil
+		}
+		op += len(chunk)
+		if op >= b.N {
+			target := spans
+			if p.countsTraces {
+				target = traces
+			}
+			if !done.waitFor(target, drainTimeout) {
+				b.Fatalf("%s: only %d of %d decided %s after the last batch", p.name, done.count, target, drainTimeout)
+			}
+		}
+		cpu += cpuTime() - cpu0
+		runtime.ReadMemStats(&ms)
+		mallocs += ms.Mallocs
 	}
 	elapsed := time.Since(start)
-	cpu := cpuTime() - cpu0
 	b.StopTimer()
-	runtime.ReadMemStats(&m1)
 
 	if err := proc.Shutdown(ctx); err != nil {
 		b.Fatal(err)
 	}
-	spans := float64(int64(b.N) * spansPerBatch)
-	b.ReportMetric(spans/elapsed.Seconds(), "spans/s")
-	b.ReportMetric(float64(cpu.Nanoseconds())/spans, "cpu-ns/span")
-	b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)/spans, "allocs/span")
-	b.ReportMetric(float64(next.forwarded.Load())/spans, "fwd-ratio")
+	fs := float64(spans)
+	// spans/s is over the whole run, preparation included: only useful to
+	// compare peers within one run.
+	b.ReportMetric(fs/elapsed.Seconds(), "spans/s")
+	b.ReportMetric(float64(cpu.Nanoseconds())/fs, "cpu-ns/span")
+	b.ReportMetric(float64(cpu.Nanoseconds())/(float64(bytes)/1024), "cpu-ns/KiB")
+	b.ReportMetric(float64(mallocs)/fs, "allocs/span")
+	b.ReportMetric(float64(next.forwarded.Load())/fs, "fwd-ratio")
+	if p.name == "triage" {
+		slices.Sort(rootLatency)
+		b.ReportMetric(float64(percentile(rootLatency, 0.50))/1e6, "root-p50-ms")
+		b.ReportMetric(float64(percentile(rootLatency, 0.99))/1e6, "root-p99-ms")
+	}
+}
+
+// percentile returns the q-quantile of sorted (nearest rank).
+func percentile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(float64(len(sorted))*q+0.5) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
 }
 
 // cpuTime is the user+system CPU time used by this process so far.
