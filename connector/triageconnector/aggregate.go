@@ -7,6 +7,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/triage-otel/triage/wire"
 )
 
 // overflowAttr marks an overflow series, as the OpenTelemetry SDKs do.
@@ -37,27 +39,27 @@ type metricDef struct {
 // The metrics of the traces to metrics side, in output order.
 var (
 	metricRuns = metricDef{
-		name: "triage.runs", unit: "{run}", kind: kindSum,
+		name: wire.MetricRuns, unit: "{run}", kind: kindSum,
 		description: "Agent runs classified by the triage processor, by verdict.",
 		attrs:       []attrDef{{key: "verdict"}},
 	}
 	metricFailures = metricDef{
-		name: "triage.failures", unit: "{run}", kind: kindSum,
+		name: wire.MetricFailures, unit: "{run}", kind: kindSum,
 		description: "Failed agent runs, by failure type, service, agent and the tool of the terminal incident.",
 		attrs:       []attrDef{{key: "failure_type"}, {key: "service", free: true}, {key: "agent", free: true}, {key: "tool", free: true}},
 	}
 	metricIncidents = metricDef{
-		name: "triage.incidents", unit: "{incident}", kind: kindSum,
+		name: wire.MetricIncidents, unit: "{incident}", kind: kindSum,
 		description: "Failing steps (incidents), by failure type and whether the run recovered from them.",
 		attrs:       []attrDef{{key: "failure_type"}, {key: "recovered"}},
 	}
 	metricDecisions = metricDef{
-		name: "triage.decisions", unit: "{decision}", kind: kindSum,
+		name: wire.MetricDecisions, unit: "{decision}", kind: kindSum,
 		description: "Recovery decisions, by failure type and action kind.",
 		attrs:       []attrDef{{key: "failure_type"}, {key: "action"}},
 	}
 	metricRunDuration = metricDef{
-		name: "triage.run.duration", unit: "s", kind: kindHistogram,
+		name: wire.MetricRunDuration, unit: "s", kind: kindHistogram,
 		description: "Duration of agent runs (root span), by verdict.",
 		attrs:       []attrDef{{key: "verdict"}},
 	}

@@ -1,9 +1,7 @@
 package triageconnector // import "github.com/triage-otel/triage/connector/triageconnector"
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"strings"
 	"unicode/utf8"
 
@@ -15,21 +13,23 @@ import (
 	"github.com/triage-otel/triage/classifier"
 	"github.com/triage-otel/triage/connector/triageconnector/internal/metadata"
 	"github.com/triage-otel/triage/recovery"
+	"github.com/triage-otel/triage/wire"
 )
 
-// Span attributes written by the triage processor that the connector reads.
+// Span attributes written by the triage processor that the connector reads
+// (defined in package wire).
 const (
-	attrVerdict     = "triage.verdict"
-	attrFailureType = "triage.failure_type"
-	attrRecovered   = "triage.recovered"
-	attrTool        = "triage.tool"
-	attrAgent       = "triage.agent"
-	attrSessionID   = "triage.session.id"
-	attrDecision    = "triage.decision"
-	attrDecisionID  = "triage.decision.id"
-	attrActionKind  = "triage.action.kind"
-	attrRootMissing = "triage.root_missing"
-	attrLate        = "triage.late"
+	attrVerdict     = wire.AttrVerdict
+	attrFailureType = wire.AttrFailureType
+	attrRecovered   = wire.AttrRecovered
+	attrTool        = wire.AttrTool
+	attrAgent       = wire.AttrAgent
+	attrSessionID   = wire.AttrSessionID
+	attrDecision    = wire.AttrDecision
+	attrDecisionID  = wire.AttrDecisionID
+	attrActionKind  = wire.AttrActionKind
+	attrRootMissing = wire.AttrRootMissing
+	attrLate        = wire.AttrLate
 
 	// attrGenAIAgentName is read when the processor did not stamp
 	// triage.agent: the GenAI semconv agent name on the run's root.
@@ -52,7 +52,7 @@ const (
 
 // verdictIncomplete is the verdict of a run the processor decided from a
 // partial buffer whose evidence did not settle it.
-const verdictIncomplete = "incomplete"
+const verdictIncomplete = wire.VerdictIncomplete
 
 // isLate reports whether the processor annotated span from its decision
 // cache after the trace was decided (triage.late): the run it carries was
@@ -150,33 +150,13 @@ type runRoot struct {
 	// durationOK says whether the span's timestamps give a duration.
 	durationOK bool
 	duration   float64 // seconds
-	decision   *decisionRef
-}
-
-// decisionRef is a recovery decision stamped on a run's root.
-type decisionRef struct {
-	doc         string // the document exactly as stamped
-	id          string
-	failureType string // raw (as stamped, or from the document)
-	actionKind  string // raw
-	agent       string
-	sessionID   string
-}
-
-// decisionFields are the few document fields the connector falls back on
-// when the span lacks the matching attribute. They are typed any so that a
-// field of an unexpected type does not reject the document.
-type decisionFields struct {
-	DecisionID  any `json:"decision_id"`
-	FailureType any `json:"failure_type"`
-	Agent       any `json:"agent"`
-	SessionID   any `json:"session_id"`
-	Action      any `json:"action"`
+	decision   *wire.Decision
 }
 
 // readDecision returns the decision stamped on span, or nil when there is
-// none or it is unusable (counted).
-func readDecision(span ptrace.Span, r reporter) *decisionRef {
+// none or it is unusable (counted). The routing fields are read from the
+// span's attributes (wire.ReadDecision); the document is passed on as it is.
+func readDecision(span ptrace.Span, r reporter) *wire.Decision {
 	attrs := span.Attributes()
 	v, ok := attrs.Get(attrDecision)
 	if !ok {
@@ -186,45 +166,22 @@ func readDecision(span ptrace.Span, r reporter) *decisionRef {
 		r.add(reasonWrongType, attrDecision)
 		return nil
 	}
-	doc := v.Str()
-	trimmed := bytes.TrimSpace([]byte(doc))
-	var fields decisionFields
-	if len(trimmed) == 0 || trimmed[0] != '{' || json.Unmarshal(trimmed, &fields) != nil {
-		r.add(reasonDecisionNotJSON, attrDecision)
+	d, ok := wire.ReadDecision(attrs, v.Str(), r.decisionProblem, wire.ReadOptions{})
+	if !ok {
 		return nil
 	}
-	d := &decisionRef{doc: doc}
-	d.id = firstNonEmpty(r, attrs, attrDecisionID, fields.DecisionID)
-	if d.id == "" {
-		r.add(reasonMissingAttribute, attrDecisionID)
-	}
-	d.failureType = firstNonEmpty(r, attrs, attrFailureType, fields.FailureType)
-	var kind any
-	if action, ok := fields.Action.(map[string]any); ok {
-		kind = action["kind"]
-	}
-	d.actionKind = firstNonEmpty(r, attrs, attrActionKind, kind)
-	d.agent = firstNonEmpty(r, attrs, attrAgent, fields.Agent)
-	d.sessionID = firstNonEmpty(r, attrs, attrSessionID, fields.SessionID)
-	return d
+	return &d
 }
 
-// firstNonEmpty returns the span attribute key, else the document field.
-func firstNonEmpty(r reporter, attrs pcommon.Map, key string, field any) string {
-	if s, ok := r.str(attrs, key); ok && s != "" {
-		return s
-	}
-	switch f := field.(type) {
-	case string:
-		return f
-	case nil:
-		return ""
-	default:
-		b, err := json.Marshal(f)
-		if err != nil {
-			return ""
-		}
-		return string(b)
+// decisionProblem counts a problem wire.ReadDecision found.
+func (r reporter) decisionProblem(p wire.Problem, key string) {
+	switch p {
+	case wire.NotObject:
+		r.add(reasonDecisionNotJSON, key)
+	case wire.WrongType:
+		r.add(reasonWrongType, key)
+	case wire.Missing:
+		r.add(reasonMissingAttribute, key)
 	}
 }
 

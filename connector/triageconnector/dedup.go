@@ -50,8 +50,8 @@ func (s *seenRuns) forget(keys []string) {
 // outcome. A run whose root span is present and that has no decision
 // needs no key ("").
 func runKey(traceID pcommon.TraceID, run runRoot) string {
-	if run.decision != nil && run.decision.id != "" {
-		return decisionKey(run.decision.id)
+	if run.decision != nil && run.decision.ID != "" {
+		return decisionKey(run.decision.ID)
 	}
 	if run.rootMissing {
 		return "m:" + traceID.String() + ":" + run.verdict + ":" + run.failureType

@@ -14,10 +14,11 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/triage-otel/triage/connector/triageconnector/internal/metadata"
+	"github.com/triage-otel/triage/wire"
 )
 
 // decisionEventName is the event name of every decision log record.
-const decisionEventName = "triage.decision"
+const decisionEventName = wire.EventDecision
 
 // logsConnector emits one log record per recovery decision.
 type logsConnector struct {
@@ -94,8 +95,8 @@ func (c *logsConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) err
 				if d == nil {
 					continue
 				}
-				if d.id != "" {
-					key := decisionKey(d.id)
+				if d.ID != "" {
+					key := decisionKey(d.ID)
 					if !c.seen.add(key) {
 						dups++
 						continue
@@ -127,7 +128,7 @@ func (c *logsConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) err
 }
 
 // fillDecisionRecord writes the log record of decision d stamped on span.
-func fillDecisionRecord(lr plog.LogRecord, span ptrace.Span, d *decisionRef, observed pcommon.Timestamp) {
+func fillDecisionRecord(lr plog.LogRecord, span ptrace.Span, d *wire.Decision, observed pcommon.Timestamp) {
 	ts := span.EndTimestamp()
 	if ts == 0 {
 		ts = observed
@@ -141,18 +142,7 @@ func fillDecisionRecord(lr plog.LogRecord, span ptrace.Span, d *decisionRef, obs
 	// out in generic log backends.
 	lr.SetSeverityNumber(plog.SeverityNumberWarn)
 	lr.SetSeverityText("WARN")
-	lr.Body().SetStr(d.doc)
-	attrs := lr.Attributes()
-	attrs.EnsureCapacity(5)
-	putNonEmpty(attrs, attrDecisionID, d.id)
-	putNonEmpty(attrs, attrFailureType, d.failureType)
-	putNonEmpty(attrs, attrActionKind, d.actionKind)
-	putNonEmpty(attrs, attrAgent, d.agent)
-	putNonEmpty(attrs, attrSessionID, d.sessionID)
-}
-
-func putNonEmpty(m pcommon.Map, k, v string) {
-	if v != "" {
-		m.PutStr(k, v)
-	}
+	// The document byte for byte; the routing fields beside it.
+	lr.Body().SetStr(d.Body)
+	d.PutAttributes(lr.Attributes())
 }

@@ -197,9 +197,9 @@ func (c *metricsConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 				if d := run.decision; d != nil {
 					ft := run.failureType
 					if ft == "" {
-						ft = rep.enum(d.failureType, attrFailureType, failureTypeValues)
+						ft = rep.enum(d.FailureType, attrFailureType, failureTypeValues)
 					}
-					inc(c.decisions, 1, ft, rep.enum(d.actionKind, attrActionKind, actionValues))
+					inc(c.decisions, 1, ft, rep.enum(d.ActionKind, attrActionKind, actionValues))
 				}
 			}
 		}

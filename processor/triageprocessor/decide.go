@@ -14,20 +14,21 @@ import (
 
 	"github.com/triage-otel/triage/classifier"
 	"github.com/triage-otel/triage/trajectory"
+	"github.com/triage-otel/triage/wire"
 )
 
-// Attribute names written on forwarded spans.
+// Attribute names written on forwarded spans (defined in package wire).
 const (
-	attrVerdict        = "triage.verdict"
-	attrFailureType    = "triage.failure_type"
-	attrSignal         = "triage.signal"
-	attrRule           = "triage.rule"
-	attrConfidence     = "triage.confidence"
-	attrEvidenceSpanID = "triage.evidence.span_id"
-	attrReason         = "triage.reason"
-	attrRecovered      = "triage.recovered"
-	attrRuleError      = "triage.rule_error"
-	attrRootMissing    = "triage.root_missing"
+	attrVerdict        = wire.AttrVerdict
+	attrFailureType    = wire.AttrFailureType
+	attrSignal         = wire.AttrSignal
+	attrRule           = wire.AttrRule
+	attrConfidence     = wire.AttrConfidence
+	attrEvidenceSpanID = wire.AttrEvidenceSpanID
+	attrReason         = wire.AttrReason
+	attrRecovered      = wire.AttrRecovered
+	attrRuleError      = wire.AttrRuleError
+	attrRootMissing    = wire.AttrRootMissing
 )
 
 // sharedKeys are written both on run roots and on incident spans.

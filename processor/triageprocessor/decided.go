@@ -14,13 +14,14 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/triage-otel/triage/trajectory"
+	"github.com/triage-otel/triage/wire"
 )
 
 // attrLate marks a span annotated after its trace was decided: the run
 // annotations it carries repeat those of spans already forwarded (the
 // stand-ins of a root that had not arrived), so the triage connector
 // neither counts the run nor emits its decision again.
-const attrLate = "triage.late"
+const attrLate = wire.AttrLate
 
 // Limits of processor_triage_decision_cache_evicted.
 const (

@@ -3,16 +3,17 @@ package triageprocessor // import "github.com/triage-otel/triage/processor/triag
 import (
 	"github.com/triage-otel/triage/classifier"
 	"github.com/triage-otel/triage/trajectory"
+	"github.com/triage-otel/triage/wire"
 )
 
 // verdictIncomplete is the triage.verdict of a run decided from a partial
 // buffer whose evidence does not settle it.
-const verdictIncomplete = "incomplete"
+const verdictIncomplete = wire.VerdictIncomplete
 
 // attrIncompleteReason says why a run's evidence is partial: the trigger
 // that took its trace out of the buffer early (evicted, shutdown) or the
 // per-trace limit that cut it.
-const attrIncompleteReason = "triage.incomplete.reason"
+const attrIncompleteReason = wire.AttrIncompleteReason
 
 // incompleteReason returns why a run cannot be decided from what its trace
 // held, or "" when it can. A trace leaves the buffer early when it is

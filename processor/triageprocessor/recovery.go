@@ -17,23 +17,25 @@ import (
 	"github.com/triage-otel/triage/processor/triageprocessor/internal/metadata"
 	"github.com/triage-otel/triage/recovery"
 	"github.com/triage-otel/triage/trajectory"
+	"github.com/triage-otel/triage/wire"
 )
 
 // Attribute names of the run identity (every run root) and of the recovery
-// decision (failed runs), as the triage connector reads them.
+// decision (failed runs), as the triage connector reads them (defined in
+// package wire).
 const (
-	attrAgent         = "triage.agent"
-	attrTool          = "triage.tool"
-	attrDecision      = "triage.decision"
-	attrDecisionID    = "triage.decision.id"
-	attrActionKind    = "triage.action.kind"
-	attrActionDelayMS = "triage.action.delay_ms"
-	attrActionHint    = "triage.action.hint"
-	attrActionTarget  = "triage.action.target"
-	attrAttempt       = "triage.attempt"
-	attrMaxAttempts   = "triage.max_attempts"
-	attrPolicy        = "triage.policy"
-	attrSessionID     = "triage.session.id"
+	attrAgent         = wire.AttrAgent
+	attrTool          = wire.AttrTool
+	attrDecision      = wire.AttrDecision
+	attrDecisionID    = wire.AttrDecisionID
+	attrActionKind    = wire.AttrActionKind
+	attrActionDelayMS = wire.AttrActionDelayMS
+	attrActionHint    = wire.AttrActionHint
+	attrActionTarget  = wire.AttrActionTarget
+	attrAttempt       = wire.AttrAttempt
+	attrMaxAttempts   = wire.AttrMaxAttempts
+	attrPolicy        = wire.AttrPolicy
+	attrSessionID     = wire.AttrSessionID
 )
 
 // recoverer asks the recovery engine for a decision per failed run and

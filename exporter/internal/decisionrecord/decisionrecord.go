@@ -3,8 +3,10 @@
 // exporter retries only what was not delivered yet.
 //
 // It treats the decision document as opaque JSON: the exporters only need the
-// idempotency key and two routing fields, so they do not depend on the
-// recovery package's Go types.
+// idempotency key and two routing fields, which the connector flattens into
+// the record's attributes (package wire), so they do not depend on the
+// recovery package's Go types and parse the document only to check it (or,
+// for a record from another producer, to read a routing field it lacks).
 package decisionrecord // import "github.com/triage-otel/triage/exporter/internal/decisionrecord"
 
 import (
@@ -14,18 +16,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
+
+	"github.com/triage-otel/triage/wire"
 )
 
 // Attribute keys the connector sets on each decision log record.
 const (
-	AttrDecisionID  = "triage.decision.id"
-	AttrFailureType = "triage.failure_type"
-	AttrActionKind  = "triage.action.kind"
+	AttrDecisionID  = wire.AttrDecisionID
+	AttrFailureType = wire.AttrFailureType
+	AttrActionKind  = wire.AttrActionKind
 )
 
 // ErrInvalidBody is returned for a record whose body is not a JSON object.
@@ -45,99 +50,50 @@ type Decision struct {
 	ActionKind  string
 }
 
-// documentFields are the only fields read from the document; everything else
-// is passed through untouched.
-type documentFields struct {
-	DecisionID  any `json:"decision_id"`
-	FailureType any `json:"failure_type"`
-	Action      any `json:"action"`
-}
-
 // FromLogRecord extracts a Decision. It never panics on malformed input; it
 // returns an error wrapping ErrInvalidBody instead.
 func FromLogRecord(lr plog.LogRecord) (Decision, error) {
-	body, err := bodyJSON(lr.Body())
+	body, err := bodyText(lr.Body())
 	if err != nil {
 		return Decision{}, err
 	}
-	var fields documentFields
-	if err := json.Unmarshal(body, &fields); err != nil {
-		return Decision{}, fmt.Errorf("%w: %v", ErrInvalidBody, err)
+	// Routing fields from the attributes (else the document), and the
+	// document checked as JSON: one scan of it at most.
+	wd, ok := wire.ReadDecision(lr.Attributes(), body, nil, wire.ReadOptions{Validate: true})
+	if !ok {
+		return Decision{}, ErrInvalidBody
 	}
-	d := Decision{JSON: body}
-	d.ID = firstNonEmpty(attrString(lr.Attributes(), AttrDecisionID), asString(fields.DecisionID))
+	raw := []byte(strings.TrimSpace(body))
+	if !utf8.Valid(raw) {
+		// JSON must be UTF-8 on the wire; a stray byte (e.g. a truncated tool
+		// output quoted in the evidence) is not a reason to lose the decision.
+		raw = bytes.ToValidUTF8(raw, []byte("\uFFFD"))
+	}
+	d := Decision{JSON: raw, ID: wd.ID, FailureType: wd.FailureType, ActionKind: wd.ActionKind}
 	if d.ID == "" {
-		sum := sha256.Sum256(body)
+		sum := sha256.Sum256(raw)
 		d.ID = "sha256-" + hex.EncodeToString(sum[:16])
 	}
-	d.FailureType = firstNonEmpty(attrString(lr.Attributes(), AttrFailureType), asString(fields.FailureType))
-	var actionKind string
-	if action, ok := fields.Action.(map[string]any); ok {
-		actionKind = asString(action["kind"])
-	}
-	d.ActionKind = firstNonEmpty(attrString(lr.Attributes(), AttrActionKind), actionKind)
 	return d, nil
 }
 
-func bodyJSON(body pcommon.Value) ([]byte, error) {
-	var raw []byte
+// bodyText returns the record's body as the document text: a string or
+// bytes body as it is, a map body marshalled.
+func bodyText(body pcommon.Value) (string, error) {
 	switch body.Type() {
 	case pcommon.ValueTypeStr:
-		raw = []byte(body.Str())
+		return body.Str(), nil
 	case pcommon.ValueTypeBytes:
-		raw = body.Bytes().AsRaw()
+		return string(body.Bytes().AsRaw()), nil
 	case pcommon.ValueTypeMap:
 		b, err := json.Marshal(body.Map().AsRaw())
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrInvalidBody, err)
+			return "", fmt.Errorf("%w: %v", ErrInvalidBody, err)
 		}
-		return b, nil
+		return string(b), nil
 	default:
-		return nil, fmt.Errorf("%w: body type %s", ErrInvalidBody, body.Type())
+		return "", fmt.Errorf("%w: body type %s", ErrInvalidBody, body.Type())
 	}
-	trimmed := bytes.TrimSpace(raw)
-	if len(trimmed) == 0 || trimmed[0] != '{' || !json.Valid(trimmed) {
-		return nil, ErrInvalidBody
-	}
-	if !utf8.Valid(trimmed) {
-		// JSON must be UTF-8 on the wire; a stray byte (e.g. a truncated tool
-		// output quoted in the evidence) is not a reason to lose the decision.
-		trimmed = bytes.ToValidUTF8(trimmed, []byte("\uFFFD"))
-	}
-	return trimmed, nil
-}
-
-func attrString(attrs pcommon.Map, key string) string {
-	v, ok := attrs.Get(key)
-	if !ok {
-		return ""
-	}
-	return v.AsString()
-}
-
-func asString(v any) string {
-	switch s := v.(type) {
-	case string:
-		return s
-	case nil:
-		return ""
-	default:
-		// A numeric or otherwise typed id is still a usable key.
-		b, err := json.Marshal(s)
-		if err != nil {
-			return ""
-		}
-		return string(b)
-	}
-}
-
-func firstNonEmpty(values ...string) string {
-	for _, v := range values {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // Deliver sends every decision in ld, in order.
