@@ -1,6 +1,7 @@
 package trajectory
 
 import (
+	"bytes"
 	"sort"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -474,6 +475,21 @@ func readPart(n *node, ev *errorEvidence, st *Step) {
 	}
 }
 
+// firstStarted returns the node of roots whose span started first (ties:
+// the lowest span ID), independent of the input order.
+func firstStarted(nodes []node, roots []int32) int32 {
+	best := roots[0]
+	for _, x := range roots[1:] {
+		a, b := nodes[x].c.sp, nodes[best].c.sp
+		aid, bid := a.SpanID(), b.SpanID()
+		if a.StartTimestamp() < b.StartTimestamp() ||
+			(a.StartTimestamp() == b.StartTimestamp() && bytes.Compare(aid[:], bid[:]) < 0) {
+			best = x
+		}
+	}
+	return best
+}
+
 // build assembles one run from its member nodes (in preorder).
 func (b *runBuilder) build(members []int32, roots []int32, rootFound bool, agents []int32) Run {
 	nodes := b.nodes
@@ -484,12 +500,15 @@ func (b *runBuilder) build(members []int32, roots []int32, rootFound bool, agent
 		r.RootName = nodes[head].c.sp.Name()
 	} else {
 		// The root never arrived: name the run after the missing parent of
-		// its first orphan (the one the orphans share, when they do), so
-		// that the root ID never names a span the run holds.
-		r.RootSpanID = nodes[head].c.sp.ParentSpanID()
+		// its orphan that started first (the one the orphans share, when
+		// they do), so that the root ID never names a span the run holds
+		// and does not depend on the order the spans arrived in (through
+		// two collector tiers they come in any order).
+		first := nodes[firstStarted(nodes, roots)].c.sp
+		r.RootSpanID = first.ParentSpanID()
 		if r.RootSpanID.IsEmpty() {
 			// A cycle root: its parent link was cut.
-			r.RootSpanID = nodes[head].c.sp.SpanID()
+			r.RootSpanID = first.SpanID()
 		}
 	}
 	b.gen++

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
@@ -53,13 +54,18 @@ func TestOrphansWithoutRoot(t *testing.T) {
 	eq(t, "steps", stepKinds(&r), "llm,tool")
 
 	// Orphans with different missing parents: still one run, named after
-	// the missing parent of the first orphan (never a span of the run).
-	s = newSynth("svc")
-	s.span(2, 50, "chat m", map[string]any{"gen_ai.operation.name": "chat"})
-	s.span(3, 60, "chat m", map[string]any{"gen_ai.operation.name": "chat"})
-	runs = Build(s.td)
-	if len(runs) != 1 || runs[0].RootSpanID != sid(50) || runs[0].Orphans != 2 {
-		t.Fatalf("runs %+v", runs)
+	// the missing parent of the orphan that started first (never a span of
+	// the run), whatever order they come in.
+	for _, order := range [][]uint64{{2, 3}, {3, 2}} {
+		s = newSynth("svc")
+		for _, id := range order {
+			sp := s.span(id, id*10+30, "chat m", map[string]any{"gen_ai.operation.name": "chat"})
+			sp.SetStartTimestamp(pcommon.Timestamp(1000 * id)) // span 2 starts first
+		}
+		runs = Build(s.td)
+		if len(runs) != 1 || runs[0].RootSpanID != sid(50) || runs[0].Orphans != 2 {
+			t.Fatalf("order %v: runs %+v", order, runs)
+		}
 	}
 }
 

@@ -41,7 +41,9 @@
 //   - Orphans (parent not in the input) join the trace's run when the trace
 //     has exactly one root; otherwise all the orphans of a trace form one run
 //     with RootFound=false whose RootSpanID is the missing parent they share
-//     (the first orphan's missing parent when they do not share one).
+//     (when they do not share one, the missing parent of the orphan that
+//     started first, so the ID does not depend on the order the spans
+//     arrive in).
 //   - Several roots in one trace (unusual) give one run each.
 //
 // Streamed parts of a call recorded as spans of their own (Mastra's model
