@@ -643,16 +643,7 @@ exporters:
     retry_on_failure:
       initial_interval: 200ms
       max_interval: 1s
-service:
-  telemetry:
-    metrics:
-      readers:
-        - pull:
-            exporter:
-              prometheus:
-                host: 127.0.0.1
-                port: %d
-  pipelines:
+%s  pipelines:
     traces:
       receivers: [otlp]
       processors: [triage]
@@ -663,7 +654,7 @@ service:
     logs:
       receivers: [triage]
       exporters: [recovery_webhook]
-`, otlpPort, decisionWait, promExpPort, webhookURL, telemetryPort)
+`, otlpPort, decisionWait, promExpPort, webhookURL, telemetryReader(telemetryPort))
 }
 
 // ---- inputs ----
@@ -678,14 +669,7 @@ func freshTraceCopies(t *testing.T, fixtures []string, dir string, edit func(fil
 	}
 	var out []string
 	for i, f := range fixtures {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(b)
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
+		td := readTraces(t, f)
 		ids := map[pcommon.TraceID]pcommon.TraceID{}
 		trajectory.ForEachSpan(td, func(s ptrace.Span) {
 			id, ok := ids[s.TraceID()]

@@ -167,23 +167,8 @@ func TestDecisionSessionWalksAndEscalates(t *testing.T) {
 
 	capture, failureType := singleFailedRun(t, triage, constraints, fixtures)
 	t.Logf("session walk on %s (%s)", capture, failureType)
-	policy := fmt.Sprintf(`%s:
-          kind: sequence
-          steps:
-            - {kind: backoff_and_retry, max_attempts: 2, base_delay: 1s}
-            - {kind: replan, max_attempts: 1}`, failureType)
-	// attempt -> action kind, delay, policy path fragment.
-	want := []struct {
-		kind   string
-		delay  int64
-		policy string
-	}{
-		{"retry", 1000, "steps[0]"},
-		{"retry", 2000, "steps[0]"},
-		{"replan", 0, "steps[1]"},
-		{"escalate", 0, "exhausted"},
-		{"escalate", 0, "exhausted"},
-	}
+	policy := sessionWalkPolicy(failureType)
+	want := sessionWalk
 
 	walk := func(t *testing.T, work string, nCollectors int, redisAddr string) {
 		hook := newWebhookReceiver(t)
@@ -201,7 +186,7 @@ func TestDecisionSessionWalksAndEscalates(t *testing.T) {
 			cols, endpoints = append(cols, col), append(endpoints, ep)
 		}
 		session := "e2e-walk-" + randomHex(t, 4)
-		for i, w := range want {
+		for i := range want {
 			// The same failing run under a fresh trace ID, same session;
 			// sent once the previous decision arrived so attempts are
 			// ordered.
@@ -209,17 +194,7 @@ func TestDecisionSessionWalksAndEscalates(t *testing.T) {
 			c := i % nCollectors
 			run(t, time.Minute, triage, "replay", "--endpoint", endpoints[c], copyPath)
 			hook.waitDelivered(t, cols[c], i+1, decisionsTimeout)
-			ds := hook.decisions()
-			sort.Slice(ds, func(a, b int) bool { return ds[a].Attempt < ds[b].Attempt })
-			d := ds[len(ds)-1]
-			if d.Attempt != i+1 || d.Action.Kind != w.kind || d.Action.DelayMS != w.delay || !strings.Contains(d.Policy, w.policy) ||
-				d.SessionID != session || d.FailureType != failureType {
-				t.Errorf("run %d (collector %d): attempt %d, action %s delay_ms %d, policy %q, session %q, failure_type %s; want attempt %d, %s delay_ms %d, policy containing %q, session %q, %s\n%s",
-					i+1, c, d.Attempt, d.Action.Kind, d.Action.DelayMS, d.Policy, d.SessionID, d.FailureType, i+1, w.kind, w.delay, w.policy, session, failureType, d.raw)
-			}
-			if d.MaxAttempts != 3 {
-				t.Errorf("run %d: max_attempts %d, want 3 (the sequence's budget 2+1)", i+1, d.MaxAttempts)
-			}
+			checkWalkStep(t, i, fmt.Sprintf("collector %d", c), latestDecision(hook.decisions()), session, failureType)
 		}
 		time.Sleep(quietPeriod)
 		hook.assertNoProblems(t)
@@ -541,6 +516,54 @@ func singleFailedRun(t *testing.T, triage string, constraints, fixtures []string
 	}
 	t.Fatal("no capture with a single failed run of a known failure type")
 	return "", ""
+}
+
+// ---- the session walk ----
+
+// sessionWalkPolicy is the policy of the session-walk tests for one failure
+// type (YAML of recovery.policy entries, indented for decisionsConfig):
+// back off twice, replan once, then the budget is spent.
+func sessionWalkPolicy(failureType string) string {
+	return fmt.Sprintf(`%s:
+          kind: sequence
+          steps:
+            - {kind: backoff_and_retry, max_attempts: 2, base_delay: 1s}
+            - {kind: replan, max_attempts: 1}`, failureType)
+}
+
+// sessionWalk is what sessionWalkPolicy decides for the same failure five
+// times in one session: attempt -> action kind, delay, policy path fragment.
+var sessionWalk = []struct {
+	kind   string
+	delay  int64
+	policy string
+}{
+	{"retry", 1000, "steps[0]"},
+	{"retry", 2000, "steps[0]"},
+	{"replan", 0, "steps[1]"},
+	{"escalate", 0, "exhausted"},
+	{"escalate", 0, "exhausted"},
+}
+
+// checkWalkStep checks the decision of step i (0-based) of a session walk;
+// where names the collector the run was sent to.
+func checkWalkStep(t *testing.T, i int, where string, d decisionDoc, session, failureType string) {
+	t.Helper()
+	w := sessionWalk[i]
+	if d.Attempt != i+1 || d.Action.Kind != w.kind || d.Action.DelayMS != w.delay || !strings.Contains(d.Policy, w.policy) ||
+		d.SessionID != session || d.FailureType != failureType {
+		t.Errorf("run %d (%s): attempt %d, action %s delay_ms %d, policy %q, session %q, failure_type %s; want attempt %d, %s delay_ms %d, policy containing %q, session %q, %s\n%s",
+			i+1, where, d.Attempt, d.Action.Kind, d.Action.DelayMS, d.Policy, d.SessionID, d.FailureType, i+1, w.kind, w.delay, w.policy, session, failureType, d.raw)
+	}
+	if d.MaxAttempts != 3 {
+		t.Errorf("run %d: max_attempts %d, want 3 (the sequence's budget 2+1)", i+1, d.MaxAttempts)
+	}
+}
+
+// latestDecision returns the decision with the highest attempt.
+func latestDecision(ds []decisionDoc) decisionDoc {
+	sort.Slice(ds, func(a, b int) bool { return ds[a].Attempt < ds[b].Attempt })
+	return ds[len(ds)-1]
 }
 
 // ---- the webhook receiver ----

@@ -197,12 +197,18 @@ func TestTierTimings(t *testing.T) {
 		if rootWait <= 2*batch {
 			t.Errorf("tier2 root_wait %s must exceed twice %s's batch timeout %s (a span can wait a whole batch timeout on each side of the root)", rootWait, name, batch)
 		}
-		if dig(cfg, "exporters", "loadbalancing", "routing_key") != "traceID" {
-			t.Errorf("%s: loadbalancing routing_key must be traceID", name)
+		// Spans and log records routed by one key: the trace ID stamped
+		// as an attribute by transform/routing in both pipelines.
+		lb := dig(cfg, "exporters", "loadbalancing")
+		if dig(lb, "routing_key") != "attributes" || fmt.Sprint(dig(lb, "routing_attributes")) != "[triage.routing_key]" {
+			t.Errorf("%s: loadbalancing routes by %v %v, want attributes [triage.routing_key]", name, dig(lb, "routing_key"), dig(lb, "routing_attributes"))
 		}
 		for _, signal := range []string{"traces", "logs"} {
 			if exps := fmt.Sprint(dig(cfg, "service", "pipelines", signal, "exporters")); exps != "[loadbalancing]" {
-				t.Errorf("%s: the %s pipeline exports to %s, want [loadbalancing] (routed by trace ID)", name, signal, exps)
+				t.Errorf("%s: the %s pipeline exports to %s, want [loadbalancing]", name, signal, exps)
+			}
+			if procs := fmt.Sprint(dig(cfg, "service", "pipelines", signal, "processors")); !strings.HasPrefix(procs, "[transform/routing") {
+				t.Errorf("%s: the %s pipeline's processors %s do not start with transform/routing", name, signal, procs)
 			}
 		}
 		// Failures must come back to the load-balancing level (counted,

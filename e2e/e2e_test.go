@@ -277,7 +277,7 @@ func fixtureFiles(t *testing.T, shared string) []string {
 		}
 		// A capture whose export held no span (the instrumentation lost
 		// them all) has no run to compare: not scorable, as in eval.
-		if fileSpanCount(t, f) == 0 {
+		if readTraces(t, f).SpanCount() == 0 {
 			empty = append(empty, f)
 			continue
 		}
@@ -416,14 +416,7 @@ type rootlessFixture struct {
 func writeRootlessFixture(t *testing.T, fixtures []string, path string) rootlessFixture {
 	t.Helper()
 	for _, f := range fixtures {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(b)
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
+		td := readTraces(t, f)
 		roots, children, traces := 0, 0, map[pcommon.TraceID]bool{}
 		trajectory.ForEachSpan(td, func(s ptrace.Span) {
 			traces[s.TraceID()] = true
@@ -467,18 +460,18 @@ func writeRootlessFixture(t *testing.T, fixtures []string, path string) rootless
 	return rootlessFixture{}
 }
 
-// fileSpanCount is the number of spans in an OTLP/JSON trace file.
-func fileSpanCount(t *testing.T, path string) int {
+// readTraces reads an OTLP/JSON traces file.
+func readTraces(t *testing.T, path string) ptrace.Traces {
 	t.Helper()
-	data, err := os.ReadFile(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(data)
+	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(b)
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	return td.SpanCount()
+	return td
 }
 
 // classify runs `triage classify` on each file and returns one line per run,
@@ -511,7 +504,7 @@ func classify(t *testing.T, triage string, constraints, files []string) []classi
 			all = append(all, c)
 			n++
 		}
-		if n == 0 && fileSpanCount(t, f) > 0 {
+		if n == 0 && readTraces(t, f).SpanCount() > 0 {
 			// (A capture without spans — a failing first call that
 			// exported nothing — has no run to print.)
 			t.Fatalf("triage classify %s printed no run", f)
@@ -571,11 +564,24 @@ type collector struct {
 
 func startCollector(t *testing.T, bin, cfg, logPath string) *collector {
 	t.Helper()
+	return startCollectorWith(t, bin, []string{cfg}, nil, logPath)
+}
+
+// startCollectorWith starts the collector on several config files (merged
+// in order, later ones override earlier ones) with extra environment
+// variables (KEY=value).
+func startCollectorWith(t *testing.T, bin string, cfgs, env []string, logPath string) *collector {
+	t.Helper()
 	logf, err := os.Create(logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "--config", cfg)
+	var args []string
+	for _, c := range cfgs {
+		args = append(args, "--config", c)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting %s: %v", bin, err)
@@ -614,12 +620,24 @@ func (c *collector) logTail() string {
 // fatal error in the log.
 func (c *collector) stop(t *testing.T) {
 	t.Helper()
+	c.terminate(t)
+	c.awaitExit(t)
+}
+
+// terminate sends SIGTERM without waiting for the exit (awaitExit).
+func (c *collector) terminate(t *testing.T) {
+	t.Helper()
 	if c.exited() {
 		t.Fatalf("collector exited before it was stopped (%v):\n%s", c.waitErr, c.logTail())
 	}
 	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatalf("SIGTERM: %v", err)
 	}
+}
+
+// awaitExit waits for the exit after terminate and asserts it was clean.
+func (c *collector) awaitExit(t *testing.T) {
+	t.Helper()
 	select {
 	case <-c.done:
 	case <-time.After(shutdownTimeout):
@@ -638,11 +656,20 @@ func (c *collector) stop(t *testing.T) {
 
 func waitHTTPReady(t *testing.T, c *collector, endpoint string) {
 	t.Helper()
-	deadline := time.Now().Add(collectorStartTimeout)
 	client := &http.Client{Timeout: 2 * time.Second}
+	// An empty JSON export request is valid OTLP and changes nothing.
+	waitReady(t, c, "collector OTLP/HTTP endpoint "+endpoint, func() (*http.Response, error) {
+		return client.Post(endpoint+"/v1/traces", "application/json", strings.NewReader("{}"))
+	})
+}
+
+// waitReady polls probe until it answers 200, failing the test when the
+// collector exits or collectorStartTimeout passes.
+func waitReady(t *testing.T, c *collector, what string, probe func() (*http.Response, error)) {
+	t.Helper()
+	deadline := time.Now().Add(collectorStartTimeout)
 	for {
-		// An empty JSON export request is valid OTLP and changes nothing.
-		resp, err := client.Post(endpoint+"/v1/traces", "application/json", strings.NewReader("{}"))
+		resp, err := probe()
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -653,7 +680,7 @@ func waitHTTPReady(t *testing.T, c *collector, endpoint string) {
 			t.Fatalf("collector exited during start-up (%v):\n%s", c.waitErr, c.logTail())
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("collector OTLP/HTTP endpoint %s not ready after %s (last error: %v):\n%s", endpoint, collectorStartTimeout, err, c.logTail())
+			t.Fatalf("%s not ready after %s (last error: %v):\n%s", what, collectorStartTimeout, err, c.logTail())
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -673,9 +700,41 @@ type exportedSpan struct {
 func readAnnotatedSpans(t *testing.T, path string) map[string]exportedSpan {
 	t.Helper()
 	spans := map[string]exportedSpan{}
+	forEachExportedSpan(t, path, func(key string, sp exportedSpan) { spans[key] = sp })
+	return spans
+}
+
+// forEachExportedSpan calls fn with every span of the file exporter's output
+// at path, in file order, keyed by spanKey (a span exported twice is seen
+// twice). A missing file has no spans; a partly written last line is
+// ignored (the next poll reads it).
+func forEachExportedSpan(t *testing.T, path string, fn func(key string, sp exportedSpan)) {
+	t.Helper()
+	forEachExportLine(t, path, "traces", func(line []byte) error {
+		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(line)
+		if err != nil {
+			return err
+		}
+		trajectory.ForEachSpan(td, func(s ptrace.Span) {
+			fn(spanKey(s.TraceID().String(), s.SpanID().String()), exportedSpan{
+				spanID:   s.SpanID().String(),
+				parentID: s.ParentSpanID().String(),
+				attrs:    s.Attributes(),
+			})
+		})
+		return nil
+	})
+}
+
+// forEachExportLine calls decode with each line of a file exporter's
+// output (one OTLP/JSON request of the given signal per line). A missing
+// file has no lines; a last line that does not decode is still being
+// written and is left for the next poll; any other is a test failure.
+func forEachExportLine(t *testing.T, path, signal string, decode func(line []byte) error) {
+	t.Helper()
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return spans
+		return
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -685,22 +744,13 @@ func readAnnotatedSpans(t *testing.T, path string) map[string]exportedSpan {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(line)
-		if err != nil {
+		if err := decode(line); err != nil {
 			if i == len(lines)-1 {
 				break // still being written
 			}
-			t.Fatalf("%s line %d is not an OTLP/JSON traces request: %v", path, i+1, err)
+			t.Fatalf("%s line %d is not an OTLP/JSON %s request: %v", path, i+1, signal, err)
 		}
-		trajectory.ForEachSpan(td, func(s ptrace.Span) {
-			spans[spanKey(s.TraceID().String(), s.SpanID().String())] = exportedSpan{
-				spanID:   s.SpanID().String(),
-				parentID: s.ParentSpanID().String(),
-				attrs:    s.Attributes(),
-			}
-		})
 	}
-	return spans
 }
 
 // runSpans returns the exported spans that carry a run's verdict: its root
