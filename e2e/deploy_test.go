@@ -195,7 +195,7 @@ func TestTierTimings(t *testing.T) {
 	for name, cfg := range map[string]map[string]any{"tier1.yaml": t1, "tier1-static.yaml": t1s} {
 		batch := duration(t, dig(cfg, "processors", "batch", "timeout"))
 		if rootWait <= 2*batch {
-			t.Errorf("tier2 root_wait %s must exceed twice %s's batch timeout %s (a span can wait a whole batch timeout on each side of the root)", rootWait, name, batch)
+			t.Errorf("tier2 root_wait %s must exceed twice %s's batch timeout %s (a span can sit that long in one tier-1's batch while the root's batch has just left another, and then be exported)", rootWait, name, batch)
 		}
 		// Spans and log records routed by one key: the trace ID stamped
 		// as an attribute by transform/routing in both pipelines.

@@ -694,6 +694,15 @@ func prepareReplay(t *testing.T, captures []string, dir, sessionPrefix string) *
 				batches = append(batches, tierBatch{tier1: (ci + i) % nTier1, logs: true, ld: ld})
 				forEachLogRecord(ld, func(rec plog.LogRecord) { r.logRecords[strings.ToLower(rec.TraceID().String())]++ })
 			}
+			// Beside the copy, with its new trace IDs, as NAME.logs.json
+			// beside a capture: `triage classify` on the copy reads them.
+			if path != captures[ci] {
+				enc, err := (&plog.JSONMarshaler{}).MarshalLogs(logs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				writeFile(t, strings.TrimSuffix(path, ".json")+".logs.json", string(enc))
+			}
 		}
 		r.batches = append(r.batches, batches)
 	}
