@@ -692,7 +692,7 @@ func prepareReplay(t *testing.T, captures []string, dir, sessionPrefix string) *
 			ids := traceIDMap(t, readTraces(t, captures[ci]), td)
 			for i, ld := range splitLogs(logs, ids, nTier1) {
 				batches = append(batches, tierBatch{tier1: (ci + i) % nTier1, logs: true, ld: ld})
-				forEachLogRecord(ld, func(rec plog.LogRecord) { r.logRecords[strings.ToLower(rec.TraceID().String())]++ })
+				trajectory.ForEachLogRecord(ld, func(rec plog.LogRecord) { r.logRecords[strings.ToLower(rec.TraceID().String())]++ })
 			}
 			// Beside the copy, with its new trace IDs, as NAME.logs.json
 			// beside a capture: `triage classify` on the copy reads them.
@@ -737,7 +737,7 @@ func (r *tierReplay) routeTo(t *testing.T, tt *twoTiers, target int) string {
 	for _, batches := range r.batches {
 		for _, b := range batches {
 			if b.logs {
-				forEachLogRecord(b.ld, func(rec plog.LogRecord) { rec.SetTraceID(id) })
+				trajectory.ForEachLogRecord(b.ld, func(rec plog.LogRecord) { rec.SetTraceID(id) })
 				continue
 			}
 			trajectory.ForEachSpan(b.td, func(s ptrace.Span) {
@@ -974,19 +974,6 @@ func splitLogs(ld plog.Logs, ids map[pcommon.TraceID]pcommon.TraceID, n int) []p
 	return nonEmpty
 }
 
-func forEachLogRecord(ld plog.Logs, fn func(plog.LogRecord)) {
-	rls := ld.ResourceLogs()
-	for a := 0; a < rls.Len(); a++ {
-		sls := rls.At(a).ScopeLogs()
-		for b := 0; b < sls.Len(); b++ {
-			recs := sls.At(b).LogRecords()
-			for c := 0; c < recs.Len(); c++ {
-				fn(recs.At(c))
-			}
-		}
-	}
-}
-
 // forEachExportedLogRecord reads a file exporter's logs output (one
 // OTLP/JSON logs request per line).
 func forEachExportedLogRecord(t *testing.T, path string, fn func(plog.LogRecord)) {
@@ -994,7 +981,7 @@ func forEachExportedLogRecord(t *testing.T, path string, fn func(plog.LogRecord)
 	forEachExportLine(t, path, "logs", func(line []byte) error {
 		ld, err := (&plog.JSONUnmarshaler{}).UnmarshalLogs(line)
 		if err == nil {
-			forEachLogRecord(ld, fn)
+			trajectory.ForEachLogRecord(ld, fn)
 		}
 		return err
 	})
