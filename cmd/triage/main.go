@@ -6,7 +6,7 @@
 //	triage eval [--labels FILE]... [--corpus FILE]... [--corrections F FILE...] [--verbose] [--llm-endpoint URL --llm-model M]
 //	triage eval --labels FILE... --matrix [--harness DIR]
 //	triage replay [--endpoint URL] [--fresh-ids] FILE...
-//	triage sink [--listen HOST:PORT] [--secret S] [--tolerance D]
+//	triage sink [--listen HOST:PORT] [--secret S] [--tolerance D] [--read-timeout D] [--max-body N]
 package main
 
 import (
@@ -39,9 +39,11 @@ const usage = `usage:
       --llm-max-tokens, --llm-timeout; only gated answers are kept (see README)
   triage replay [--endpoint URL] [--fresh-ids] FILE...
       POST OTLP/JSON files to <endpoint>/v1/traces (default http://localhost:4318)
-  triage sink [--listen HOST:PORT] [--secret S] [--tolerance D]
+  triage sink [--listen HOST:PORT] [--secret S] [--tolerance D] [--read-timeout D] [--write-timeout D]
+              [--idle-timeout D] [--max-body N]
       local webhook receiver for the recovery_webhook exporter (default localhost:9000):
-      verifies signatures, dedupes on webhook-id, prints each new decision as a JSON line
+      verifies signatures, dedupes on webhook-id, prints each new decision as a JSON line;
+      a request slower than --read-timeout (10s) or larger than --max-body (1 MiB) is refused
 `
 
 // Exit codes.

@@ -33,7 +33,44 @@ const (
 	sinkMaxBody = 1 << 20
 	// sinkSeenIDs bounds the webhook-ids remembered for deduplication.
 	sinkSeenIDs = 100000
+	// sinkMaxHeaderBytes bounds a request's headers.
+	sinkMaxHeaderBytes = 64 << 10
+	// sinkMaxShownID bounds a webhook-id echoed in a rejection line.
+	sinkMaxShownID = 128
 )
+
+// sinkLimits are the sink's bounds on one connection and request, so a
+// client that sends slowly, never finishes, or sends too much cannot hold
+// the sink or its memory.
+type sinkLimits struct {
+	// readTimeout bounds reading one request, headers and body.
+	readTimeout time.Duration
+	// writeTimeout bounds handling a request and writing the answer.
+	writeTimeout time.Duration
+	// idleTimeout closes a keep-alive connection without requests.
+	idleTimeout time.Duration
+	// maxBody bounds one request body in bytes.
+	maxBody int64
+}
+
+var defaultSinkLimits = sinkLimits{
+	readTimeout:  10 * time.Second,
+	writeTimeout: 10 * time.Second,
+	idleTimeout:  2 * time.Minute,
+	maxBody:      sinkMaxBody,
+}
+
+// newSinkServer returns the HTTP server of the sink with its timeouts.
+func newSinkServer(h http.Handler, l sinkLimits) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: min(l.readTimeout, 10*time.Second),
+		ReadTimeout:       l.readTimeout,
+		WriteTimeout:      l.writeTimeout,
+		IdleTimeout:       l.idleTimeout,
+		MaxHeaderBytes:    sinkMaxHeaderBytes,
+	}
+}
 
 // runSink serves a local webhook receiver for the recovery_webhook
 // exporter: it verifies each request's Standard Webhooks signature, answers
@@ -48,7 +85,16 @@ func runSink(args []string, stdout, stderr io.Writer) int {
 	}
 	secret := fs.String("secret", secretDefault, "signing secret (whsec_<base64> or raw); default $TRIAGE_WEBHOOK_SECRET, else the development secret of config.example.yaml")
 	tolerance := fs.Duration("tolerance", 5*time.Minute, "reject a webhook-timestamp further than this from the local clock (replay protection)")
+	limits := defaultSinkLimits
+	fs.DurationVar(&limits.readTimeout, "read-timeout", limits.readTimeout, "close a connection that takes longer than this to send one request (headers and body)")
+	fs.DurationVar(&limits.writeTimeout, "write-timeout", limits.writeTimeout, "bound on handling one request and writing the answer")
+	fs.DurationVar(&limits.idleTimeout, "idle-timeout", limits.idleTimeout, "close a keep-alive connection idle this long")
+	fs.Int64Var(&limits.maxBody, "max-body", limits.maxBody, "largest request body accepted, in bytes (413 beyond)")
 	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if limits.readTimeout <= 0 || limits.writeTimeout <= 0 || limits.idleTimeout <= 0 || limits.maxBody <= 0 {
+		fmt.Fprintln(stderr, "triage sink: --read-timeout, --write-timeout, --idle-timeout and --max-body must be positive")
 		return exitUsage
 	}
 	if fs.NArg() > 0 {
@@ -56,6 +102,9 @@ func runSink(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	h, err := newSinkHandler(*secret, *tolerance, stdout, stderr)
+	if err == nil {
+		h.maxBody = limits.maxBody
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "triage sink: %v\n", err)
 		return exitUsage
@@ -69,7 +118,7 @@ func runSink(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv := newSinkServer(h, limits)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -88,6 +137,7 @@ func runSink(args []string, stdout, stderr io.Writer) int {
 type sinkHandler struct {
 	key       []byte
 	tolerance time.Duration
+	maxBody   int64
 	now       func() time.Time
 
 	mu     sync.Mutex
@@ -104,7 +154,7 @@ func newSinkHandler(secret string, tolerance time.Duration, out, errw io.Writer)
 		return nil, err
 	}
 	return &sinkHandler{
-		key: key, tolerance: tolerance, now: time.Now,
+		key: key, tolerance: tolerance, maxBody: sinkMaxBody, now: time.Now,
 		out: out, errw: errw,
 		seen: map[string]*list.Element{}, order: list.New(), maxIDs: sinkSeenIDs,
 	}, nil
@@ -132,16 +182,21 @@ func (h *sinkHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "POST a decision", http.StatusMethodNotAllowed)
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, sinkMaxBody+1))
-	if err != nil {
-		http.Error(w, "reading body", http.StatusBadRequest)
-		return
-	}
-	if len(body) > sinkMaxBody {
-		h.reject(w, http.StatusRequestEntityTooLarge, "", "body over %d bytes", sinkMaxBody)
-		return
-	}
 	id := r.Header.Get("webhook-id")
+	if r.ContentLength > h.maxBody {
+		h.reject(w, http.StatusRequestEntityTooLarge, id, "body of %d bytes is over %d", r.ContentLength, h.maxBody)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+	if err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			h.reject(w, http.StatusRequestEntityTooLarge, id, "body over %d bytes", h.maxBody)
+			return
+		}
+		// A read timeout or a client gone mid-body.
+		h.reject(w, http.StatusBadRequest, id, "reading the body: %v", err)
+		return
+	}
 	if err := h.verify(id, r.Header.Get("webhook-timestamp"), r.Header.Get("webhook-signature"), body); err != nil {
 		h.reject(w, http.StatusUnauthorized, id, "%v", err)
 		return
@@ -212,6 +267,9 @@ func (h *sinkHandler) remember(id string) bool {
 
 func (h *sinkHandler) reject(w http.ResponseWriter, code int, id, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
+	if len(id) > sinkMaxShownID {
+		id = id[:sinkMaxShownID] + "…"
+	}
 	h.mu.Lock()
 	fmt.Fprintf(h.errw, "triage sink: rejected %q (%d): %s\n", id, code, msg)
 	h.mu.Unlock()
