@@ -184,8 +184,9 @@ func (e *Engine) Decide(ctx context.Context, in Input) (Decision, error) {
 	now := e.clock.Now()
 	counts, err := e.store.Attempt(ctx, in.SessionID, in.FailureType, now)
 	// The store keys on the full session id (hashed when long); the
-	// document carries a bounded copy.
-	in.SessionID = e.redactor.Truncate(in.SessionID)
+	// document carries a redacted, bounded copy (a conversation id can
+	// carry a key or an e-mail address).
+	in.SessionID = e.redactor.Text(in.SessionID)
 	if err != nil {
 		return Decision{}, fmt.Errorf("recovery history: %w", err)
 	}
@@ -282,11 +283,13 @@ func (e *Engine) normalize(in Input) (Input, error) {
 	}
 	in.Guard = e.redactor.Truncate(in.Guard)
 	in.NonIdempotent = e.redactor.Text(in.NonIdempotent)
-	in.Service = e.redactor.Truncate(in.Service)
-	in.Agent = e.redactor.Truncate(in.Agent)
-	in.Tool = e.redactor.Truncate(in.Tool)
+	// Names come from the instrumented application: redacted like free
+	// text (an agent or tool name can carry a key).
+	in.Service = e.redactor.Text(in.Service)
+	in.Agent = e.redactor.Text(in.Agent)
+	in.Tool = e.redactor.Text(in.Tool)
 	in.Subgoal = e.redactor.Text(in.Subgoal)
-	in.CheckpointID = e.redactor.Truncate(in.CheckpointID)
+	in.CheckpointID = e.redactor.Text(in.CheckpointID)
 	in.Reason = e.redactor.Text(in.Reason)
 	ev := make([]Evidence, 0, len(in.Evidence))
 	for _, x := range in.Evidence {

@@ -36,37 +36,54 @@ const Redacted = "[REDACTED]"
 type secretPattern struct {
 	re *regexp.Regexp
 	// repl is the replacement template; "" replaces the whole match. Key=value
-	// shapes keep their key ("${1}[REDACTED]").
+	// shapes keep their key ("${1}[REDACTED]"), and shapes that must not
+	// follow a letter or digit keep the character before them ("${1}…").
 	repl string
 }
 
 const keepKey = "${1}" + Redacted
 
+// notAfterAlnum starts a shape that must not continue a word — but may
+// follow "_" (id_sk-…) or any punctuation; the character it matched is kept
+// by keepKey. Shapes with a distinctive prefix (AKIA…, sk-proj-…, ghp_…,
+// eyJ….eyJ…) need no boundary at all: they are found glued inside other
+// text too.
+const notAfterAlnum = `(^|[^A-Za-z0-9])`
+
 // builtinPatterns are the shapes of well-known credentials. Key=value forms
-// keep their key so the reader still knows what was removed.
+// keep their key so the reader still knows what was removed. Order matters:
+// URL credentials go before e-mail addresses.
 var builtinPatterns = []secretPattern{
 	// PEM private keys.
 	{re: regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)`)},
 	// Authorization headers and bearer/basic tokens.
-	{re: regexp.MustCompile(`(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}`), repl: keepKey},
-	{re: regexp.MustCompile(`(?i)(\bauthorization["']?\s*[:=]\s*["']?basic\s+)[A-Za-z0-9+/=]{8,}`), repl: keepKey},
-	// OpenAI / Anthropic / OpenRouter / DeepSeek style keys: sk-..., sk-proj-..., sk-ant-...
-	{re: regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{16,}`)},
+	{re: regexp.MustCompile(`(?i)((?:^|[^A-Za-z0-9])bearer\s+)[A-Za-z0-9._~+/=-]{8,}`), repl: keepKey},
+	{re: regexp.MustCompile(`(?i)((?:^|[^A-Za-z0-9])authorization["']?\s*[:=]\s*["']?basic\s+)[A-Za-z0-9+/=]{8,}`), repl: keepKey},
+	// Provider keys with a distinctive prefix, glued or not: OpenAI project
+	// and service-account keys, Anthropic, OpenRouter.
+	{re: regexp.MustCompile(`sk-(?:proj|svcacct|admin|ant|or)-[A-Za-z0-9_-]{16,}`)},
+	// Other sk-… keys (OpenAI legacy, DeepSeek, …): "sk-" is common inside
+	// words (task-, disk-), so not after a letter or digit.
+	{re: regexp.MustCompile(notAfterAlnum + `sk-[A-Za-z0-9_-]{16,}`), repl: keepKey},
 	// Stripe live/test secret and restricted keys.
-	{re: regexp.MustCompile(`\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}`)},
+	{re: regexp.MustCompile(`(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}`)},
 	// Groq, GitHub, GitLab, Slack, Hugging Face, Google API keys.
-	{re: regexp.MustCompile(`\bgsk_[A-Za-z0-9]{20,}`)},
-	{re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})`)},
-	{re: regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}`)},
-	{re: regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`)},
-	{re: regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}`)},
-	{re: regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`)},
-	// AWS access key ids.
-	{re: regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`)},
+	{re: regexp.MustCompile(`gsk_[A-Za-z0-9]{20,}`)},
+	{re: regexp.MustCompile(`(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})`)},
+	{re: regexp.MustCompile(`glpat-[A-Za-z0-9_-]{20,}`)},
+	{re: regexp.MustCompile(`xox[abposr]-[A-Za-z0-9-]{10,}`)},
+	{re: regexp.MustCompile(`hf_[A-Za-z0-9]{30,}`)},
+	{re: regexp.MustCompile(`AIza[0-9A-Za-z_-]{35}`)},
+	// AWS access key ids, glued too (key_AKIA…, idAKIA…).
+	{re: regexp.MustCompile(`(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}`)},
 	// JSON Web Tokens.
-	{re: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)},
-	// Credentials in URLs: scheme://user:password@host.
+	{re: regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)},
+	// Credentials in URLs: scheme://user:password@host, and a long user
+	// part alone (scheme://<token>@host).
 	{re: regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:)[^/\s@]+(@)`), repl: keepKey + "${2}"},
+	{re: regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s:@]{16,}(@)`), repl: keepKey + "${2}"},
+	// E-mail addresses (personal data).
+	{re: regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}`)},
 	// key=value, key: value and "key": "value" for secret-looking keys
 	// (password, secret, token, api key, AWS secret access key, ...).
 	{re: regexp.MustCompile(`(?i)((?:\b|_)(?:password|passwd|pwd|pass|secret|client_secret|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|aws_secret_access_key|private[_-]?key|access[_-]?token|refresh[_-]?token|auth[_-]?token|token|credentials?|x-api-key|authorization)["']?\s*[:=]\s*["']?)([^\s"',;&}]+)`), repl: keepKey},
@@ -129,7 +146,7 @@ func (r *Redactor) Redact(s string) string {
 			s = p.re.ReplaceAllString(s, p.repl)
 		}
 	}
-	return s
+	return redactCardNumbers(s)
 }
 
 // Truncate bounds s to MaxLen bytes at a rune boundary, saying how much was cut.
@@ -146,14 +163,24 @@ func (r *Redactor) Truncate(s string) string {
 const redactSlack = 512
 
 // Text redacts then truncates. Text far past MaxLen is dropped before the
-// redaction so that huge inputs cost no more than small ones.
+// redaction so that huge inputs cost little more than small ones.
 func (r *Redactor) Text(s string) string {
 	if r.maxLen < 0 || len(s) <= r.maxLen+redactSlack {
 		return r.Truncate(r.Redact(s))
 	}
 	total := len(s)
-	red := r.Redact(truncateBytes(s, r.maxLen+redactSlack))
-	return truncateBytes(red, r.maxLen) + fmt.Sprintf("…[truncated, %d bytes in all]", total)
+	// A secret cut by the window's end is not recognised, and its part is
+	// at the end of the redacted window; with redactSlack bytes kept after
+	// MaxLen it falls in what is cut away. Redaction shrinks the text
+	// (a key becomes [REDACTED]), which can pull that part back under
+	// MaxLen: widen the window until the redacted text is long enough, or
+	// covers the whole input.
+	for w := r.maxLen + redactSlack; ; w *= 2 {
+		red := r.Redact(truncateBytes(s, w))
+		if len(red) >= r.maxLen+redactSlack || w >= len(s) {
+			return truncateBytes(red, r.maxLen) + fmt.Sprintf("…[truncated, %d bytes in all]", total)
+		}
+	}
 }
 
 // JSON redacts a JSON document (tool arguments, messages): the values of

@@ -46,6 +46,9 @@ const (
 	AttrLate = "triage.late"
 	// AttrAgent is the run's agent name (redacted).
 	AttrAgent = "triage.agent"
+	// AttrService is the run's service.name (redacted): consumers take the
+	// service of a run from here, not from the span's resource.
+	AttrService = "triage.service"
 	// AttrTool is the tool of a failed run's terminal incident (redacted).
 	AttrTool = "triage.tool"
 	// AttrSessionID is the session the decision was taken in.

@@ -24,6 +24,7 @@ const (
 	attrRecovered   = wire.AttrRecovered
 	attrTool        = wire.AttrTool
 	attrAgent       = wire.AttrAgent
+	attrService     = wire.AttrService
 	attrSessionID   = wire.AttrSessionID
 	attrDecision    = wire.AttrDecision
 	attrDecisionID  = wire.AttrDecisionID
@@ -31,10 +32,9 @@ const (
 	attrRootMissing = wire.AttrRootMissing
 	attrLate        = wire.AttrLate
 
-	// attrGenAIAgentName is read when the processor did not stamp
-	// triage.agent: the GenAI semconv agent name on the run's root.
-	attrGenAIAgentName = "gen_ai.agent.name"
-	attrServiceName    = "service.name"
+	// attrServiceName is read when the processor did not stamp
+	// triage.service (an older processor).
+	attrServiceName = "service.name"
 
 	// attrTimestamps names the span's start/end pair in the invalid-input
 	// telemetry.
@@ -202,14 +202,15 @@ func readRunRoot(span ptrace.Span, resource pcommon.Resource, r reporter) (runRo
 			run.failureType = valueOther
 		}
 	}
-	if v, ok := resource.Attributes().Get(attrServiceName); ok {
+	// Names are read from the processor's triage.* attributes, which are
+	// redacted there (the one redaction point), never from the span's own
+	// attributes: an agent name can carry a key.
+	if svc, ok := r.str(attrs, attrService); ok {
+		run.service = svc
+	} else if v, ok := resource.Attributes().Get(attrServiceName); ok {
 		run.service = v.AsString()
 	}
-	if agent, ok := r.str(attrs, attrAgent); ok {
-		run.agent = agent
-	} else if agent, ok := r.str(attrs, attrGenAIAgentName); ok {
-		run.agent = agent
-	}
+	run.agent, _ = r.str(attrs, attrAgent)
 	run.tool, _ = r.str(attrs, attrTool)
 	if v, ok := attrs.Get(attrRootMissing); ok {
 		if v.Type() == pcommon.ValueTypeBool {

@@ -112,7 +112,7 @@ func (p *triageProcessor) decide(ctx context.Context, h *heldTrace) (d *decided)
 	defer func() {
 		if r := recover(); r != nil {
 			p.logger.Error("triage decision panicked; forwarding the trace unannotated",
-				zap.String("trace_id", h.id.String()), zap.Any("panic", r), zap.ByteString("stack", debug.Stack()))
+				zap.String("trace_id", h.id.String()), p.out.panicValue(r), zap.ByteString("stack", debug.Stack()))
 			d = &decided{cutBy: h.cutBy}
 		}
 		p.tb.ProcessorTriageDecisionLatency.Record(ctx, float64(time.Since(start))/float64(time.Millisecond))
@@ -122,6 +122,10 @@ func (p *triageProcessor) decide(ctx context.Context, h *heldTrace) (d *decided)
 
 	runs := trajectory.Build(h.td)
 	ruleIncidents, ruleErr := p.evalRules(ctx, h.td)
+	ruleErrText := ""
+	if ruleErr != nil {
+		ruleErrText = p.out.text(ruleErr.Error()) // OTTL errors can quote span data
+	}
 
 	t := traceAnnotations{
 		incident: make(map[pcommon.SpanID][]annotation),
@@ -150,7 +154,7 @@ func (p *triageProcessor) decide(ctx context.Context, h *heldTrace) (d *decided)
 				}
 				t.incident[inc.SpanID] = append(t.incident[inc.SpanID], incidentAnnotations(inc)...)
 			}
-			rootAnns = rootAnnotations(v, ruleErr)
+			rootAnns = rootAnnotations(v, ruleErrText)
 			// Asked once per run here; a root annotated later from the
 			// decision cache gets these same annotations, so the decision
 			// (and its attempt in the session) is never taken twice.
@@ -216,7 +220,9 @@ func worse(a, b string) bool {
 	return rank(a) > rank(b)
 }
 
-func rootAnnotations(v classifier.Verdict, ruleErr error) []annotation {
+// rootAnnotations are the verdict annotations of a run root; ruleErr is the
+// redacted text of the rule error that stopped OTTL rules, if any.
+func rootAnnotations(v classifier.Verdict, ruleErr string) []annotation {
 	anns := []annotation{strAnn(attrVerdict, string(v.Outcome))}
 	if v.FailureType != "" {
 		anns = append(anns, strAnn(attrFailureType, string(v.FailureType)))
@@ -236,8 +242,8 @@ func rootAnnotations(v classifier.Verdict, ruleErr error) []annotation {
 	if v.Reason != "" {
 		anns = append(anns, strAnn(attrReason, v.Reason))
 	}
-	if ruleErr != nil {
-		anns = append(anns, strAnn(attrRuleError, ruleErr.Error()))
+	if ruleErr != "" {
+		anns = append(anns, strAnn(attrRuleError, ruleErr))
 	}
 	return anns
 }

@@ -66,11 +66,8 @@ func settled(run *trajectory.Run, v *classifier.Verdict) bool {
 }
 
 // incompleteAnnotations are the run annotations of an incomplete run: its
-// verdict, why, and its agent.
+// verdict, why, and who ran it.
 func (p *triageProcessor) incompleteAnnotations(run *trajectory.Run, reason string) []annotation {
-	anns := []annotation{strAnn(attrVerdict, verdictIncomplete), strAnn(attrIncompleteReason, reason)}
-	if run.Agent != "" {
-		anns = append(anns, strAnn(attrAgent, p.redactor.Text(run.Agent)))
-	}
-	return anns
+	return append([]annotation{strAnn(attrVerdict, verdictIncomplete), strAnn(attrIncompleteReason, reason)},
+		p.identityAnnotations(run)...)
 }

@@ -18,7 +18,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/triage-otel/triage/processor/triageprocessor/internal/metadata"
-	"github.com/triage-otel/triage/recovery"
 )
 
 // Decision triggers, reported as the trigger attribute of
@@ -70,8 +69,9 @@ type triageProcessor struct {
 	classifiers classifierSet
 	now         func() time.Time
 	sizer       ptrace.ProtoMarshaler
-	// redactor bounds and redacts the free text stamped on run roots.
-	redactor *recovery.Redactor
+	// out is the one redaction point of everything that leaves the
+	// processor.
+	out outbound
 	// recovery is nil when recovery.enabled is false.
 	recovery *recoverer
 
@@ -154,7 +154,7 @@ func newTriageProcessor(set processor.Settings, cfg *Config, next consumer.Trace
 		warnCacheEvicted: newRateLimitedWarning("decision cache full: traces decided less than decision_wait ago were forgotten, "+
 			"so their late spans open new traces; raise decision_cache_size / decision_cache_bytes (README, Sizing)", warnInterval),
 		warnInvalid: newRateLimitedWarning("spans without a trace ID or span ID dropped as invalid (counted in processor_triage_spans_invalid)", warnInterval),
-		redactor:    redactor,
+		out:         outbound{red: redactor},
 		recovery:    rec,
 		cfg:         cfg,
 		logger:      set.Logger,

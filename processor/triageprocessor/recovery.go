@@ -25,6 +25,7 @@ import (
 // package wire).
 const (
 	attrAgent         = wire.AttrAgent
+	attrService       = wire.AttrService
 	attrTool          = wire.AttrTool
 	attrDecision      = wire.AttrDecision
 	attrDecisionID    = wire.AttrDecisionID
@@ -42,7 +43,7 @@ const (
 // reports successful runs to it.
 type recoverer struct {
 	engine       *recovery.Engine
-	redactor     *recovery.Redactor
+	out          outbound
 	sessionAttrs []string
 	timeout      time.Duration
 	tb           *metadata.TelemetryBuilder
@@ -55,7 +56,7 @@ type recoverer struct {
 
 func newRecoverer(cfg *RecoveryConfig, red *recovery.Redactor, tb *metadata.TelemetryBuilder, logger *zap.Logger) (*recoverer, error) {
 	r := &recoverer{
-		redactor:     red,
+		out:          outbound{red: red},
 		sessionAttrs: slices.Clone(cfg.SessionAttributes),
 		timeout:      cfg.Timeout,
 		tb:           tb,
@@ -88,7 +89,7 @@ func (r *recoverer) onDegraded(op string, err error) {
 	r.tb.ProcessorTriageRecoveryDegraded.Add(context.Background(), 1, metric.WithAttributes(attribute.String("operation", op)))
 	if err != nil {
 		r.logger.Warn("recovery history: Redis failed, serving from memory (history is local to this collector until Redis answers again)",
-			zap.String("endpoint", r.redis), zap.String("operation", op), zap.Error(err))
+			zap.String("endpoint", r.redis), zap.String("operation", op), r.out.err(err))
 	}
 }
 
@@ -108,24 +109,24 @@ func (r *recoverer) callContext(ctx context.Context) (context.Context, context.C
 // the engine could not decide (counted and logged).
 func (r *recoverer) decide(ctx context.Context, in recovery.Input, run *trajectory.Run, spans *spanIndex) []annotation {
 	in.SessionID = r.session(run, spans)
-	in.Service, in.Agent = run.Service, r.redactor.Text(run.Agent)
+	in.Service, in.Agent = r.out.text(run.Service), r.out.text(run.Agent)
 	cctx, cancel := r.callContext(ctx)
 	d, err := r.engine.Decide(cctx, in)
 	cancel()
 	if err != nil {
 		r.tb.ProcessorTriageRecoveryErrors.Add(ctx, 1, metric.WithAttributes(attribute.String("operation", "decide")))
-		r.logger.Warn("no recovery decision for a failed run", zap.String("trace_id", in.TraceID), zap.String("span_id", in.SpanID), zap.Error(err))
+		r.logger.Warn("no recovery decision for a failed run", zap.String("trace_id", in.TraceID), zap.String("span_id", in.SpanID), r.out.err(err))
 		return nil
 	}
 	// The engine redacts the text it copies from the input; hints and
 	// targets come from the policy (or name the failed tool) and are
 	// redacted here too, so the document holds no free text that was not.
-	d.Action.Hint = r.redactor.Text(d.Action.Hint)
-	d.Action.Target = r.redactor.Text(d.Action.Target)
+	d.Action.Hint = r.out.text(d.Action.Hint)
+	d.Action.Target = r.out.text(d.Action.Target)
 	raw, err := d.JSON()
 	if err != nil {
 		r.tb.ProcessorTriageRecoveryErrors.Add(ctx, 1, metric.WithAttributes(attribute.String("operation", "decide")))
-		r.logger.Warn("encoding a recovery decision", zap.String("trace_id", in.TraceID), zap.Error(err))
+		r.logger.Warn("encoding a recovery decision", zap.String("trace_id", in.TraceID), r.out.err(err))
 		return nil
 	}
 	r.tb.ProcessorTriageRecoveryDecisions.Add(ctx, 1, metric.WithAttributes(attribute.String("action", string(d.Action.Kind))))
@@ -167,7 +168,7 @@ func (r *recoverer) recordSuccess(ctx context.Context, run *trajectory.Run, span
 	cancel()
 	if err != nil {
 		r.tb.ProcessorTriageRecoveryErrors.Add(ctx, 1, metric.WithAttributes(attribute.String("operation", "record_success")))
-		r.logger.Debug("recording a successful run", zap.String("trace_id", run.TraceID.String()), zap.Error(err))
+		r.logger.Debug("recording a successful run", zap.String("trace_id", run.TraceID.String()), r.out.err(err))
 	}
 }
 
@@ -244,10 +245,7 @@ func (s *spanIndex) get() map[pcommon.SpanID]spanRef {
 // root: triage.agent on every run, triage.tool and the decision on failed
 // runs. Successful runs are reported to the engine and get no decision.
 func (p *triageProcessor) runAnnotations(ctx context.Context, traceID pcommon.TraceID, run *trajectory.Run, v *classifier.Verdict, spans *spanIndex) []annotation {
-	var anns []annotation
-	if run.Agent != "" {
-		anns = append(anns, strAnn(attrAgent, p.redactor.Text(run.Agent)))
-	}
+	anns := p.identityAnnotations(run)
 	if v.Outcome != classifier.OutcomeFailed {
 		if p.recovery != nil {
 			p.recovery.recordSuccess(ctx, run, spans)
@@ -255,7 +253,7 @@ func (p *triageProcessor) runAnnotations(ctx context.Context, traceID pcommon.Tr
 		return anns
 	}
 	in := recovery.InputFromVerdict(v, traceID, decisionSpanID(run, v))
-	in.Tool = p.redactor.Text(in.Tool)
+	in.Tool = p.out.text(in.Tool)
 	if in.Tool != "" {
 		anns = append(anns, strAnn(attrTool, in.Tool))
 	}

@@ -117,10 +117,10 @@ func (p *triageProcessor) evalRule(ctx context.Context, r compiledRule, tctx *ot
 		switch p.cfg.ErrorMode {
 		case ottl.PropagateError:
 			err = fmt.Errorf("rule %q: condition %q: %w", r.name, c.String(), err)
-			p.logger.Error("OTTL rule failed; rules skipped for this trace", zap.Error(err))
+			p.logger.Error("OTTL rule failed; rules skipped for this trace", p.out.err(err))
 			return false, err
 		case ottl.IgnoreError:
-			p.logger.Warn("OTTL rule condition failed", zap.String("rule", r.name), zap.String("condition", c.String()), zap.Error(err))
+			p.logger.Warn("OTTL rule condition failed", zap.String("rule", r.name), zap.String("condition", c.String()), p.out.err(err))
 		}
 	}
 	return false, nil
