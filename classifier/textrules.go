@@ -208,8 +208,8 @@ var textRules = append([]textRule{
 	},
 	{
 		name: "context_overflow",
-		keys: []string{"context", "too long", "token", "reduce the length"}, typ: ContextOverflow, conf: confTextRule,
-		re:      rx(`(?i)\bcontext[ _-]?(?:length|window|size|limit)\b[^\n]{0,80}?\b(?:exceed|exceeded|exceeds|too long|too large|overflow|limit|maximum|is \d+)|\bmaximum context(?:[ _]length)?\b|\bcontext[ _](?:length[ _]exceeded|window[ _]exceeded|overflow)|\bprompt is too long\b|\b(?:input|prompt|request|message)s? (?:is |are )?too long\b|\btoo many (?:input |prompt )?tokens\b|\b(?:input|prompt) token count\b[^\n]{0,60}\bexceeds?\b|\bexceeds? (?:the )?(?:model'?s? )?(?:maximum|max|allowed) (?:number of )?(?:context|input|prompt)? ?tokens?\b|\breduce the length of the (?:messages|prompt|input)|\b(?:input|prompt)s?\W{0,3}\s*tokens?\b[^\n]{0,60}?\bmust be (?:<=|less than|at most|no more than)`),
+		keys: []string{"context", "too long", "token", "reduce the length", "maximum prompt", "maximum input"}, typ: ContextOverflow, conf: confTextRule,
+		re:      rx(`(?i)\bcontext[ _-]?(?:length|window|size|limit)\b[^\n]{0,80}?\b(?:exceed|exceeded|exceeds|too long|too large|overflow|limit|maximum|is \d+)|\bmaximum context(?:[ _]length)?\b|\bcontext[ _](?:length[ _]exceeded|window[ _]exceeded|overflow)|\bprompt is too long\b|\b(?:input|prompt|request|message)s? (?:is |are )?too long\b|\btoo many (?:input |prompt )?tokens\b|\b(?:input|prompt) token count\b[^\n]{0,60}\bexceeds?\b|\bexceeds? (?:the )?(?:model'?s? )?(?:maximum|max|allowed) (?:number of )?(?:context|input|prompt)? ?tokens?\b|\breduce the length of the (?:messages|prompt|input)|\b(?:input|prompt)s?\W{0,3}\s*tokens?\b[^\n]{0,60}?\bmust be (?:<=|less than|at most|no more than)|\b(?:request|prompt|input|messages?)s? (?:is |are |was )?too (?:large|big)\b[^\n]{0,80}?\btokens?\b|\b(?:supports?|allows?|accepts?|handles?) (?:at most|up to|a maximum of|no more than|only) [\d,.]+k? (?:input |prompt |context )?tokens\b|\b(?:prompt|input|request|messages?) (?:has|have|contains?|uses?|is|are) [\d,.]+ (?:input |prompt )?tokens\b[^\n]{0,80}?\b(?:limit|maximum|max|at most|exceed|exceeds|only|supports?)\b|\bexceeds? (?:the )?(?:model'?s? )?(?:maximum |max )?context (?:length|window|size|limit)\b|\bmaximum (?:prompt|input) (?:length|size)\b`),
 		exclude: rx(`(?i)\btokens? per (?:min|minute|day|hour)|\b(?:tpm|rpm)\b|\brate[ _-]?limit`),
 	},
 	{
@@ -256,7 +256,7 @@ var textRules = append([]textRule{
 	{
 		name: "rate_limit",
 		keys: []string{"rate", "too many", "toomany", "throttl", "quota", "exhaust", "limited to", "per ", "retry after"}, typ: ExternalFault, conf: confTextRule,
-		re: rx(`(?i)\brate[ _-]?limit|\brate (?:exceeded|exhausted)\b|\btoo many requests\b|\btoomanyrequests\b|\bthrottl|\bquota (?:exceeded|exhausted)|\bexceeded (?:your |the )?(?:current )?quota\b|\bresource[ _]exhausted\b|\blimited to \d+ [\w ]{0,30}(?:/|per) ?(?:second|minute|hour|day|min|sec)\b|\brequests? per (?:second|minute|min|hour|day)\b|\bretry after \d+`),
+		re: rx(`(?i)\brate[ _-]?limit|\brate (?:exceeded|exhausted)\b|\btoo many requests\b|\btoomanyrequests\b|\bthrottl|\bquota (?:exceeded|exhausted)|\bexceeded (?:your |the )?(?:current )?quota\b|\bresource[ _]exhausted\b|\blimited to \d+ [\w ]{0,30}(?:/|per) ?(?:second|minute|hour|day|min|sec)\b|\b(?:requests?|tokens?) per (?:second|minute|min|hour|day)\b|\bretry after \d+`),
 	},
 	{
 		name: "service_unavailable",
