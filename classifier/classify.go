@@ -28,7 +28,7 @@ func (f finding) with(s Signal, rule string, conf float64) finding {
 func (f finding) definite() bool {
 	if f.Type == Unknown {
 		// Fallbacks that say only that the run did not finish.
-		return f.Reason != "" && f.Reason != ReasonNoFinalAnswer && f.Reason != ReasonRootLost && f.Reason != ReasonNoResponse
+		return f.Reason != "" && f.Reason != ReasonNoFinalAnswer && f.Reason != ReasonRootLost && f.Reason != ReasonNoResponse && f.Reason != ReasonCallsUnrecorded
 	}
 	return f.Type != ""
 }
@@ -87,6 +87,9 @@ type classification struct {
 	calls   []call
 	inc     []incident
 	memo    memo
+	// loopUndecided: no loop was found, but the calls were not recorded
+	// well enough to rule one out (unrecorded.go).
+	loopUndecided bool
 }
 
 func (c *Classifier) classify(run *trajectory.Run, extra []Incident) Verdict {
@@ -447,6 +450,7 @@ func (cl *classification) constraintIncidents() {
 
 func (cl *classification) loop() (loopResult, bool) {
 	if len(cl.calls) == 0 {
+		cl.loopUndecided = cl.toolTurnsUnrecorded()
 		return loopResult{}, false
 	}
 	lc := make([]loopCall, 0, len(cl.calls))
@@ -460,7 +464,11 @@ func (cl *classification) loop() (loopResult, bool) {
 	// Calls are collected in step order except for tool steps linked to
 	// an earlier request; order them by position for the window.
 	sort.SliceStable(lc, func(i, j int) bool { return lc[i].pos < lc[j].pos })
-	return detectLoop(lc, cl.c.opts.LoopThreshold, cl.c.opts.LoopWindow, cl.c.opts.LoopSimilarity)
+	res, ok := detectLoop(lc, cl.c.opts.LoopThreshold, cl.c.opts.LoopWindow, cl.c.opts.LoopSimilarity)
+	if !ok {
+		cl.loopUndecided = loopUndecidable(lc, cl.c.opts.LoopThreshold, cl.c.opts.LoopWindow)
+	}
+	return res, ok
 }
 
 func (cl *classification) lastLLM() (*trajectory.Step, int) {
@@ -493,9 +501,12 @@ func (cl *classification) terminalIncidents(loop loopResult, hasLoop bool) {
 			continue
 		}
 		stepLimitErr = true
-		if hasLoop {
+		switch {
+		case hasLoop:
 			in.FailureType = LoopDetected
-		} else {
+		case cl.loopUndecided:
+			in.FailureType, in.Reason = Unknown, ReasonCallsUnrecorded
+		default:
 			in.FailureType = PlanIncomplete
 		}
 	}
@@ -549,6 +560,8 @@ func (cl *classification) terminalIncidents(loop loopResult, hasLoop bool) {
 			return
 		}
 		ft, reason, conf = Unknown, ReasonNoFinalAnswer, confNoAnswer
+	case cl.loopUndecided:
+		ft, reason = Unknown, ReasonCallsUnrecorded
 	}
 	cl.inc = append(cl.inc, incident{
 		Incident: Incident{SpanID: last.SpanID, StepIndex: lastIx, FailureType: ft, Signal: SignalStepLimit,

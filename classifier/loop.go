@@ -82,7 +82,7 @@ func maskVolatile(s string) string {
 func newLoopCall(name, rawArgs string, failed bool, pos, callIx int) loopCall {
 	canon := canonicalArgs(rawArgs)
 	return loopCall{name: name, digest: sha256.Sum256([]byte(canon)), prefix: truncate(canon, maxCanonicalLen),
-		failed: failed, pos: pos, callIx: callIx}
+		failed: failed, pos: pos, callIx: callIx, unrecorded: strings.TrimSpace(rawArgs) == ""}
 }
 
 func truncate(s string, n int) string {
@@ -103,6 +103,10 @@ type loopCall struct {
 	// unnamed calls count only when identified by their result: a call
 	// known by neither name nor arguments says nothing about repetition.
 	byResult bool
+	// unrecorded: neither arguments nor a result were recorded (content
+	// capture off). Equal names are not equal calls, so such a call is
+	// never a loop step; see loopUndecidable.
+	unrecorded bool
 }
 
 // loopResult describes a detected loop.
@@ -190,7 +194,7 @@ func (d *loopDetector) add(c loopCall) (loopResult, bool) {
 	*slot = loopSlot{}
 	var res loopResult
 	found := false
-	if !retry && (c.name != "" || c.byResult) {
+	if !retry && !c.unrecorded && (c.name != "" || c.byResult) {
 		k := loopKey{c.name, c.digest}
 		d.counts[k]++
 		*slot = loopSlot{key: k, counted: true}
@@ -199,7 +203,7 @@ func (d *loopDetector) add(c loopCall) (loopResult, bool) {
 		}
 	}
 	if !found && d.similarity > 0 && d.similarity <= 1 {
-		if i > 0 && !retry && (c.name != "" || c.byResult) && d.prev.name == c.name && argSimilarity(d.prev.prefix, c.prefix) >= d.similarity {
+		if i > 0 && !retry && !c.unrecorded && !d.prev.unrecorded && (c.name != "" || c.byResult) && d.prev.name == c.name && argSimilarity(d.prev.prefix, c.prefix) >= d.similarity {
 			d.simRun++
 		} else {
 			d.simRun = 1

@@ -27,10 +27,10 @@ const (
 )
 
 // NotRetryable reports whether reason names a failure that is clear but
-// not retryable (every reason except the two that only say a run did not
-// finish).
+// not retryable (every reason except those that only say a run did not
+// finish or that the spans cannot tell why).
 func NotRetryable(reason string) bool {
-	return reason != "" && reason != ReasonNoFinalAnswer && reason != ReasonRootLost
+	return reason != "" && reason != ReasonNoFinalAnswer && reason != ReasonRootLost && reason != ReasonCallsUnrecorded
 }
 
 // notRetryableRules are appended after every typed text rule.

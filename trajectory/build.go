@@ -519,10 +519,12 @@ func (b *runBuilder) build(members []int32, roots []int32, rootFound bool, agent
 	b.partSteps = nil
 	r.SpanIDs = make([]pcommon.SpanID, 0, len(members))
 	var chains []chainToolMessages // wrapper spans' ToolMessages (langchain.go)
+	spanContent := false
 	for _, i := range members {
 		n := &nodes[i]
 		sp := n.c.sp
 		r.SpanIDs = append(r.SpanIDs, sp.SpanID())
+		spanContent = spanContent || spanHasContent(&n.c)
 		if n.root == orphanRoot || n.root == cycleRoot {
 			r.Orphans++
 		}
@@ -609,6 +611,7 @@ func (b *runBuilder) build(members []int32, roots []int32, rootFound bool, agent
 	nameFailedTools(r.Steps, chains)
 	nameFedResults(r.Steps, chains)
 	linkToolCalls(r.Steps)
+	r.Content = runContent(&r, spanContent)
 	sort.SliceStable(r.SpanErrors, func(a, c int) bool { return r.SpanErrors[a].End < r.SpanErrors[c].End })
 	b.describe(&r, members, roots, agents)
 	return r
@@ -641,6 +644,7 @@ func readStep(n *node, ev *errorEvidence) Step {
 	if n.c.logs != nil {
 		n.c.logs.fill(&n.c, &st)
 	}
+	dropRedacted(&st)
 	return st
 }
 

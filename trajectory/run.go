@@ -230,6 +230,9 @@ type Run struct {
 	// non-step spans of the run (chains, workflows), in end-time order.
 	// A step's own errors are on the step.
 	SpanErrors []SpanError
+	// Content says whether the run's spans carry message content (model
+	// messages, tool arguments and results); see content.go.
+	Content Content
 	// FinishReason is the final finish reason the run reported, if any
 	// (e.g. a Vercel ai.generateText span's ai.response.finishReason).
 	FinishReason string
