@@ -62,6 +62,9 @@ type Config struct {
 	Loop LoopConfig `mapstructure:"loop"`
 	// Recovery configures the recovery decision stamped on failed runs.
 	Recovery RecoveryConfig `mapstructure:"recovery"`
+	// Evidence says what is written about the evidence of a decision
+	// (content.go).
+	Evidence EvidenceConfig `mapstructure:"evidence"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}

@@ -41,6 +41,7 @@ func TestLoadConfig(t *testing.T) {
 				DecisionCacheBytes: 8 << 20,
 				ErrorMode:          ottl.PropagateError,
 				Loop:               LoopConfig{Threshold: 4, Window: 8, Similarity: 0.9},
+				Evidence:           EvidenceConfig{AnnotateContent: true},
 				Recovery:           defaultRecoveryConfig(),
 				Constraints: ConstraintsConfig{
 					Global:     []string{"BEGIN PRIVATE KEY"},

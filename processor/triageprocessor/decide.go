@@ -160,6 +160,7 @@ func (p *triageProcessor) decide(ctx context.Context, h *heldTrace) (d *decided)
 			// (and its attempt in the session) is never taken twice.
 			rootAnns = append(rootAnns, p.runAnnotations(ctx, h.id, run, &v, spans)...)
 		}
+		rootAnns = append(rootAnns, p.contentAnnotations(ctx, run)...)
 		failureType := ""
 		if outcome == string(classifier.OutcomeFailed) {
 			failureType = string(v.FailureType)

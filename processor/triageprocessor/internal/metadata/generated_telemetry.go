@@ -38,6 +38,7 @@ type TelemetryBuilder struct {
 	ProcessorTriageRecoveryErrors         metric.Int64Counter
 	ProcessorTriageRecoveryHistoryEvicted metric.Int64ObservableCounter
 	ProcessorTriageRuleErrors             metric.Int64Counter
+	ProcessorTriageRunsWithoutContent     metric.Int64Counter
 	ProcessorTriageSpansCut               metric.Int64Counter
 	ProcessorTriageSpansForwardFailed     metric.Int64Counter
 	ProcessorTriageSpansHeld              metric.Int64UpDownCounter
@@ -161,6 +162,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_triage_rule_errors",
 		metric.WithDescription("Errors evaluating OTTL rule conditions. [Development]"),
 		metric.WithUnit("{errors}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorTriageRunsWithoutContent, err = builder.meter.Int64Counter(
+		"otelcol_processor_triage_runs_without_content",
+		metric.WithDescription("Agent runs classified without message content (no span of the run recorded model messages or tool arguments/results), so from structure, status and codes only. [Development]"),
+		metric.WithUnit("{runs}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorTriageSpansCut, err = builder.meter.Int64Counter(

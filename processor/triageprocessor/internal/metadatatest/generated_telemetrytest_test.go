@@ -33,6 +33,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ProcessorTriageRecoveryDegraded.Add(context.Background(), 1)
 	tb.ProcessorTriageRecoveryErrors.Add(context.Background(), 1)
 	tb.ProcessorTriageRuleErrors.Add(context.Background(), 1)
+	tb.ProcessorTriageRunsWithoutContent.Add(context.Background(), 1)
 	tb.ProcessorTriageSpansCut.Add(context.Background(), 1)
 	tb.ProcessorTriageSpansForwardFailed.Add(context.Background(), 1)
 	tb.ProcessorTriageSpansHeld.Add(context.Background(), 1)
@@ -69,6 +70,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorTriageRuleErrors(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorTriageRunsWithoutContent(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorTriageSpansCut(t, testTel,
