@@ -7,7 +7,7 @@ BUILD_DIR := _build
 # fixed in Go 1.27); a count has no deadline to race.
 FUZZTIME ?= 2000x
 
-.PHONY: test unit fuzz e2e vet run collector classify eval matrix dashboards
+.PHONY: test unit fuzz e2e vet run collector classify eval matrix content-eval dashboards
 
 # test: everything CI runs (see .ci/run).
 test: vet unit fuzz dashboards e2e
@@ -57,8 +57,26 @@ matrix:
 	@mkdir -p $(BUILD_DIR)
 	$(GO) build -o $(BUILD_DIR)/triage ./cmd/triage
 	cd $(SHARED)/.. && $(CURDIR)/$(BUILD_DIR)/triage eval --labels shared/fixtures/frameworks/labels.json --matrix --harness shared/harness > $(CURDIR)/$(BUILD_DIR)/matrix.md; test $$? -le 1
-	awk -v f=$(BUILD_DIR)/matrix.md 'BEGIN { while ((getline l < f) > 0) m = m l "\n" } \
-		/<!-- matrix:begin -->/ { print; printf "%s", m; skip = 1; next } /<!-- matrix:end -->/ { skip = 0 } !skip' README.md > $(BUILD_DIR)/README.md
+	$(call readme_block,matrix,$(BUILD_DIR)/matrix.md)
+
+# content-eval: regenerate the README's side-by-side scores of the captures
+# with content on (shared), each instrumentation's default content setting
+# and content capture off (testdata/, harness/README.md), between its
+# markers.
+CONTENT_SETS = testdata/frameworks-content-default/labels.json testdata/frameworks-content-off/labels.json
+content-eval:
+	@test -n "$(SHARED)" || { echo "shared/DESIGN.md not found in this folder or a parent" >&2; exit 1; }
+	@mkdir -p $(BUILD_DIR)
+	$(GO) build -o $(BUILD_DIR)/triage ./cmd/triage
+	$(BUILD_DIR)/triage eval --by-framework --labels $(FIXTURES)/labels.json $(addprefix --labels ,$(CONTENT_SETS)) > $(BUILD_DIR)/content-eval.txt; test $$? -le 1
+	{ echo "Output of \`make content-eval\` at commit \`$$(git rev-parse --short HEAD)\`:"; echo; echo '```'; \
+		sed -n '/^== by framework/,/^$$/p' $(BUILD_DIR)/content-eval.txt | sed '$$d'; echo '```'; } > $(BUILD_DIR)/content-eval.md
+	$(call readme_block,content-eval,$(BUILD_DIR)/content-eval.md)
+
+# readme_block NAME FILE: README.md with the text between <!-- NAME:begin -->
+# and <!-- NAME:end --> replaced by FILE.
+readme_block = awk -v f=$(2) 'BEGIN { while ((getline l < f) > 0) m = m l "\n" } \
+		/<!-- $(1):begin -->/ { print; printf "%s", m; skip = 1; next } /<!-- $(1):end -->/ { skip = 0 } !skip' README.md > $(BUILD_DIR)/README.md && \
 	mv $(BUILD_DIR)/README.md README.md
 
 # dashboards: the Prometheus config and alert rules checked, the rules

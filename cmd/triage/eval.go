@@ -13,6 +13,7 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&labels, "labels", "labels.json of a capture set (`FILE`, repeatable)")
 	fs.Var(&corpora, "corpus", "labelled error-string corpus (`FILE`, repeatable)")
 	verbose := fs.Bool("verbose", false, "list every item, not only the failures")
+	byFramework := fs.Bool("by-framework", false, "also print the capture sets side by side, one row per framework")
 	corrections := fs.String("corrections", "", "JSONL `FILE` of corrections to score as a labelled set over the trace FILEs given as arguments")
 	matrix := fs.Bool("matrix", false, "print the support matrix of the --labels sets as Markdown (stack × scenario → answer, versions, what each stack's instrumentation cannot show) instead of the scores")
 	harness := fs.String("harness", "", "with --matrix: the capture harness `DIR` (run-all.mjs, package-lock.json) that names each stack's packages")
@@ -68,6 +69,9 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 	}
 	if model != nil {
 		fmt.Fprintf(stdout, "model: %s (runs left unknown without a reason were asked; answers gated)\n\n", model.Model())
+	}
+	if *byFramework {
+		evalset.WriteByFramework(stdout, sets)
 	}
 	if _, failed := evalset.WriteReport(stdout, sets, *verbose); failed > 0 {
 		code = exitFailed

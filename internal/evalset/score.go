@@ -57,8 +57,11 @@ const (
 
 // Item is one scored capture or corpus entry.
 type Item struct {
-	Name  string
-	Label string // "none" or a failure type
+	Name string
+	// Framework is the stack a capture was recorded on (labels.json
+	// "framework"); empty for corpus entries.
+	Framework string
+	Label     string // "none" or a failure type
 	// Predicted is "none" when no run failed, else the failure type of the
 	// scored run (see Judge).
 	Predicted string

@@ -45,7 +45,7 @@ func ScoreCapture(c Capture) Item {
 // ScoreCaptureWith is ScoreCapture with a model (nil: none).
 func ScoreCaptureWith(c Capture, model *llm.Consultant) Item {
 	fail := func(kind Kind, detail string) Item {
-		return Item{Name: c.Name(), Label: c.Label, Kind: kind, Detail: detail}
+		return Item{Name: c.Name(), Framework: c.Framework, Label: c.Label, Kind: kind, Detail: detail}
 	}
 	if !ValidLabel(c.Label) {
 		return fail(KindError, fmt.Sprintf("label %q is neither %q nor a failure type", c.Label, LabelNone))
@@ -67,6 +67,7 @@ func ScoreCaptureWith(c Capture, model *llm.Consultant) Item {
 	}
 	it := Judge(c.Label, false, ClassifyTracesWith(cl, model, td, opts...))
 	it.Name = c.Name()
+	it.Framework = c.Framework
 	return it
 }
 
