@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/triage-otel/triage/classifier"
+	"github.com/triage-otel/triage/internal/llmtest"
 	"github.com/triage-otel/triage/internal/redistest"
 	"github.com/triage-otel/triage/recovery"
 	"github.com/triage-otel/triage/trajectory"
@@ -15,13 +16,13 @@ import (
 // model about is answered from Redis for the second, which never calls.
 func TestSharedCacheAcrossConsultants(t *testing.T) {
 	addr := redistest.Start(t)
-	srv := newScripted(t, answering(answerJSON(classifier.WrongToolCalled, 0.9, "no handler registered under 'frob'")))
+	srv := llmtest.New(t, llmtest.Always(answerJSON(classifier.WrongToolCalled, 0.9, "no handler registered under 'frob'")))
 	newShared := func() *RedisCache {
 		return NewRedisCache(RedisCacheOptions{RedisStoreOptions: recovery.RedisStoreOptions{Endpoint: addr, KeyPrefix: "t:", Timeout: time.Second}, TTL: time.Hour})
 	}
 	obsA, obsB := &countingObserver{}, &countingObserver{}
-	a := newConsultant(t, Options{Endpoint: srv.endpoint(), Shared: newShared(), Observer: obsA})
-	b := newConsultant(t, Options{Endpoint: srv.endpoint(), Shared: newShared(), Observer: obsB})
+	a := newConsultant(t, Options{Endpoint: srv.Endpoint(), Shared: newShared(), Observer: obsA})
+	b := newConsultant(t, Options{Endpoint: srv.Endpoint(), Shared: newShared(), Observer: obsB})
 	defer a.Close()
 	defer b.Close()
 
@@ -30,8 +31,8 @@ func TestSharedCacheAcrossConsultants(t *testing.T) {
 	if va.FailureType != classifier.WrongToolCalled || vb.FailureType != classifier.WrongToolCalled {
 		t.Fatalf("a %s (%s), b %s (%s %s)", va.FailureType, consA.Detail, vb.FailureType, consB.Outcome, consB.Detail)
 	}
-	if srv.calls.Load() != 1 || consB.Source != SourceRedis || obsB.get("hit:redis") != 1 || obsB.get("call:answered") != 0 {
-		t.Fatalf("calls %d, b's source %s, observer %v", srv.calls.Load(), consB.Source, obsB.counts)
+	if srv.Calls() != 1 || consB.Source != SourceRedis || obsB.get("hit:redis") != 1 || obsB.get("call:answered") != 0 {
+		t.Fatalf("calls %d, b's source %s, observer %v", srv.Calls(), consB.Source, obsB.counts)
 	}
 	// A third run on b is served from its memory now.
 	_, consC := review(t, b, rootFailure("s3", "AgentError", "dispatcher has no handler registered under 'zip' (req 5)", 0))
@@ -48,17 +49,17 @@ func TestSharedCacheAcrossConsultants(t *testing.T) {
 // A Redis that is down costs nothing but a counted error: the model is
 // asked.
 func TestSharedCacheDown(t *testing.T) {
-	srv := newScripted(t, answering(answerJSON(classifier.Timeout, 0.9, "never answered")))
+	srv := llmtest.New(t, llmtest.Always(answerJSON(classifier.Timeout, 0.9, "never answered")))
 	obs := &countingObserver{}
 	shared := NewRedisCache(RedisCacheOptions{RedisStoreOptions: recovery.RedisStoreOptions{Endpoint: "127.0.0.1:1", Timeout: 50 * time.Millisecond}})
-	c := newConsultant(t, Options{Endpoint: srv.endpoint(), Shared: shared, Observer: obs})
+	c := newConsultant(t, Options{Endpoint: srv.Endpoint(), Shared: shared, Observer: obs})
 	defer c.Close()
 	v, cons := review(t, c, rootFailure("s", "AgentError", msgSilent, 0))
 	if v.FailureType != classifier.Unknown && cons.Outcome != OutcomeAccepted {
 		t.Fatalf("%s %s", v.FailureType, cons.Outcome)
 	}
-	if srv.calls.Load() != 1 || obs.get("error:cache") != 2 {
-		t.Fatalf("calls %d, observer %v", srv.calls.Load(), obs.counts)
+	if srv.Calls() != 1 || obs.get("error:cache") != 2 {
+		t.Fatalf("calls %d, observer %v", srv.Calls(), obs.counts)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/triage-otel/triage/classifier"
+	"github.com/triage-otel/triage/internal/llmtest"
 	"github.com/triage-otel/triage/trajectory"
 )
 
@@ -43,9 +44,9 @@ func TestRightAnswersAreAccepted(t *testing.T) {
 		{"timeout on a slow step", toolFailure("s", offeredTools, `{"city":"Paris"}`, "ToolError", msgSilent, 5*time.Second), classifier.Timeout, "never answered"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := newScripted(t, answering(answerJSON(tc.ft, 0.93, tc.quote)))
+			srv := llmtest.New(t, llmtest.Always(answerJSON(tc.ft, 0.93, tc.quote)))
 			obs := &countingObserver{}
-			c := newConsultant(t, Options{Endpoint: srv.endpoint(), APIKey: "sk-test-key-123", Observer: obs})
+			c := newConsultant(t, Options{Endpoint: srv.Endpoint(), APIKey: "sk-test-key-123", Observer: obs})
 			v, cons := review(t, c, tc.run)
 			if cons.Outcome != OutcomeAccepted || v.FailureType != tc.ft {
 				t.Fatalf("outcome %s %s (%s), verdict %s", cons.Outcome, cons.Gate, cons.Detail, v.FailureType)
@@ -57,21 +58,21 @@ func TestRightAnswersAreAccepted(t *testing.T) {
 			if v.EvidenceSpanID != in.SpanID || in.FailureType != tc.ft || in.Signal != classifier.SignalLLM {
 				t.Errorf("incident %+v, evidence span %v", in, v.EvidenceSpanID)
 			}
-			if srv.calls.Load() != 1 || obs.get("accepted:"+string(tc.ft)) != 1 || obs.get("call:answered") != 1 {
-				t.Errorf("calls %d, observer %v", srv.calls.Load(), obs.counts)
+			if srv.Calls() != 1 || obs.get("accepted:"+string(tc.ft)) != 1 || obs.get("call:answered") != 1 {
+				t.Errorf("calls %d, observer %v", srv.Calls(), obs.counts)
 			}
-			req := srv.requests[0]
-			if req.Model != "scripted-model" || req.ResponseFormat == nil || req.ResponseFormat.Type != "json_object" || req.MaxTokens != DefaultMaxTokens || srv.auth[0] != "Bearer sk-test-key-123" {
-				t.Errorf("request %+v auth %q", req, srv.auth[0])
+			req := srv.Requests()[0]
+			if req.Model != "scripted-model" || req.ResponseFormat == nil || req.ResponseFormat.Type != "json_object" || req.MaxTokens != DefaultMaxTokens || req.Authorization != "Bearer sk-test-key-123" {
+				t.Errorf("request %+v auth %q", req, req.Authorization)
 			}
 		})
 	}
 }
 
 func TestWrongAnswersAtLowConfidenceAreRejected(t *testing.T) {
-	srv := newScripted(t, answering(answerJSON(classifier.ExternalFault, 0.55, "no handler registered")))
+	srv := llmtest.New(t, llmtest.Always(answerJSON(classifier.ExternalFault, 0.55, "no handler registered")))
 	obs := &countingObserver{}
-	c := newConsultant(t, Options{Endpoint: srv.endpoint(), Observer: obs})
+	c := newConsultant(t, Options{Endpoint: srv.Endpoint(), Observer: obs})
 	v, cons := review(t, c, rootFailure("s", "AgentError", msgNoHandler, 0))
 	if v.FailureType != classifier.Unknown || cons.Outcome != OutcomeRejected || cons.Gate != GateConfidence || obs.get("rejected:confidence") != 1 {
 		t.Fatalf("verdict %s, %s %s, observer %v", v.FailureType, cons.Outcome, cons.Gate, obs.counts)
@@ -96,9 +97,9 @@ func TestConfidentAnswersWithoutTheirQuoteAreRejected(t *testing.T) {
 		"cut across two entries": "ToolError the upstream",
 	} {
 		t.Run(name, func(t *testing.T) {
-			srv := newScripted(t, answering(answerJSON(classifier.Timeout, 0.97, quote)))
+			srv := llmtest.New(t, llmtest.Always(answerJSON(classifier.Timeout, 0.97, quote)))
 			obs := &countingObserver{}
-			c := newConsultant(t, Options{Endpoint: srv.endpoint(), Observer: obs})
+			c := newConsultant(t, Options{Endpoint: srv.Endpoint(), Observer: obs})
 			v, cons := review(t, c, run())
 			if v.FailureType != classifier.Unknown || cons.Gate != GateEvidence || obs.get("rejected:evidence") != 1 {
 				t.Fatalf("quote %q: verdict %s, %s %s (%s)", quote, v.FailureType, cons.Outcome, cons.Gate, cons.Detail)
@@ -122,9 +123,9 @@ func TestConfidentAnswersContradictingStructureAreRejected(t *testing.T) {
 		{"plan incomplete from one error", rootFailure("s", "AgentError", msgSilent, 0), classifier.PlanIncomplete, "never answered"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := newScripted(t, answering(answerJSON(tc.ft, 0.99, tc.quote)))
+			srv := llmtest.New(t, llmtest.Always(answerJSON(tc.ft, 0.99, tc.quote)))
 			obs := &countingObserver{}
-			c := newConsultant(t, Options{Endpoint: srv.endpoint(), Observer: obs})
+			c := newConsultant(t, Options{Endpoint: srv.Endpoint(), Observer: obs})
 			v, cons := review(t, c, tc.run)
 			if v.FailureType != classifier.Unknown || cons.Gate != GateStructure || obs.get("rejected:structure") != 1 {
 				t.Fatalf("verdict %s, %s %s (%s)", v.FailureType, cons.Outcome, cons.Gate, cons.Detail)
@@ -143,9 +144,9 @@ func TestMalformedAnswersAreNoAnswer(t *testing.T) {
 		"empty":              "",
 	} {
 		t.Run(name, func(t *testing.T) {
-			srv := newScripted(t, answering(content))
+			srv := llmtest.New(t, llmtest.Always(content))
 			obs := &countingObserver{}
-			c := newConsultant(t, Options{Endpoint: srv.endpoint(), Observer: obs})
+			c := newConsultant(t, Options{Endpoint: srv.Endpoint(), Observer: obs})
 			v, cons := review(t, c, rootFailure("s", "AgentError", msgSilent, 0))
 			if v.FailureType != classifier.Unknown || cons.Outcome != OutcomeFailed || cons.Gate != ErrNoAnswer || obs.get("call:no_answer") != 1 {
 				t.Fatalf("verdict %s, %s %s", v.FailureType, cons.Outcome, cons.Gate)
@@ -153,8 +154,10 @@ func TestMalformedAnswersAreNoAnswer(t *testing.T) {
 		})
 	}
 	// Cut at max_tokens: the detail says so.
-	srv := newScripted(t, func(chatRequest, int) reply { return reply{content: "<think>Let me consider", finish: "length"} })
-	c := newConsultant(t, Options{Endpoint: srv.endpoint()})
+	srv := llmtest.New(t, func(llmtest.Request, int) llmtest.Reply {
+		return llmtest.Reply{Content: "<think>Let me consider", Finish: "length"}
+	})
+	c := newConsultant(t, Options{Endpoint: srv.Endpoint()})
 	_, cons := review(t, c, rootFailure("s", "AgentError", msgSilent, 0))
 	mustContain(t, "detail", cons.Detail, "max_tokens")
 }
@@ -169,8 +172,8 @@ func TestAnswersAfterReasoningAreRead(t *testing.T) {
 		"string confidence": `{"failure_type":"timeout","confidence":"0.9","evidence":"never answered"}`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			srv := newScripted(t, answering(content))
-			c := newConsultant(t, Options{Endpoint: srv.endpoint()})
+			srv := llmtest.New(t, llmtest.Always(content))
+			c := newConsultant(t, Options{Endpoint: srv.Endpoint()})
 			v, cons := review(t, c, toolFailure("s", offeredTools, `{"city":"Paris"}`, "ToolError", msgSilent, 5*time.Second))
 			if cons.Outcome != OutcomeAccepted || v.FailureType != classifier.Timeout {
 				t.Fatalf("%s %s (%s)", cons.Outcome, cons.Gate, cons.Detail)
@@ -182,60 +185,62 @@ func TestAnswersAfterReasoningAreRead(t *testing.T) {
 func TestRetriesOn429And5xx(t *testing.T) {
 	good := answerJSON(classifier.Timeout, 0.9, "never answered")
 	t.Run("429 then an answer, honouring Retry-After", func(t *testing.T) {
-		srv := newScripted(t, func(_ chatRequest, n int) reply {
+		srv := llmtest.New(t, func(_ llmtest.Request, n int) llmtest.Reply {
 			if n == 1 {
-				return reply{status: 429, body: `{"error":{"code":"rate_limit_exceeded"}}`, header: map[string]string{"Retry-After": "0"}}
+				return llmtest.Reply{Status: 429, Body: `{"error":{"code":"rate_limit_exceeded"}}`, Header: map[string]string{"Retry-After": "0"}}
 			}
-			return reply{content: good}
+			return llmtest.Reply{Content: good}
 		})
-		c := newConsultant(t, Options{Endpoint: srv.endpoint()})
+		c := newConsultant(t, Options{Endpoint: srv.Endpoint()})
 		_, cons := review(t, c, toolFailure("s", offeredTools, `{"city":"Paris"}`, "ToolError", msgSilent, 5*time.Second))
-		if cons.Outcome != OutcomeAccepted || cons.Attempts != 2 || srv.calls.Load() != 2 {
-			t.Fatalf("%s %s attempts %d calls %d", cons.Outcome, cons.Detail, cons.Attempts, srv.calls.Load())
+		if cons.Outcome != OutcomeAccepted || cons.Attempts != 2 || srv.Calls() != 2 {
+			t.Fatalf("%s %s attempts %d calls %d", cons.Outcome, cons.Detail, cons.Attempts, srv.Calls())
 		}
 	})
 	t.Run("5xx every time", func(t *testing.T) {
-		srv := newScripted(t, func(chatRequest, int) reply { return reply{status: 503, body: "overloaded"} })
+		srv := llmtest.New(t, func(llmtest.Request, int) llmtest.Reply { return llmtest.Reply{Status: 503, Body: "overloaded"} })
 		obs := &countingObserver{}
-		c := newConsultant(t, Options{Endpoint: srv.endpoint(), MaxRetries: 3, Observer: obs})
+		c := newConsultant(t, Options{Endpoint: srv.Endpoint(), MaxRetries: 3, Observer: obs})
 		v, cons := review(t, c, rootFailure("s", "AgentError", msgSilent, 0))
-		if v.FailureType != classifier.Unknown || cons.Gate != ErrServer || srv.calls.Load() != 4 || obs.get("error:server_error") != 1 {
-			t.Fatalf("verdict %s %s calls %d", v.FailureType, cons.Gate, srv.calls.Load())
+		if v.FailureType != classifier.Unknown || cons.Gate != ErrServer || srv.Calls() != 4 || obs.get("error:server_error") != 1 {
+			t.Fatalf("verdict %s %s calls %d", v.FailureType, cons.Gate, srv.Calls())
 		}
 	})
 	t.Run("4xx is not retried", func(t *testing.T) {
-		srv := newScripted(t, func(chatRequest, int) reply { return reply{status: 401, body: `{"error":"invalid api key"}`} })
-		c := newConsultant(t, Options{Endpoint: srv.endpoint()})
+		srv := llmtest.New(t, func(llmtest.Request, int) llmtest.Reply {
+			return llmtest.Reply{Status: 401, Body: `{"error":"invalid api key"}`}
+		})
+		c := newConsultant(t, Options{Endpoint: srv.Endpoint()})
 		_, cons := review(t, c, rootFailure("s", "AgentError", msgSilent, 0))
-		if cons.Gate != ErrClient || srv.calls.Load() != 1 {
-			t.Fatalf("%s calls %d", cons.Gate, srv.calls.Load())
+		if cons.Gate != ErrClient || srv.Calls() != 1 {
+			t.Fatalf("%s calls %d", cons.Gate, srv.Calls())
 		}
 	})
 	t.Run("a server refusing response_format is asked without it", func(t *testing.T) {
-		srv := newScripted(t, func(req chatRequest, _ int) reply {
+		srv := llmtest.New(t, func(req llmtest.Request, _ int) llmtest.Reply {
 			if req.ResponseFormat != nil {
-				return reply{status: 400, body: `{"error":"unsupported parameter: response_format"}`}
+				return llmtest.Reply{Status: 400, Body: `{"error":"unsupported parameter: response_format"}`}
 			}
-			return reply{content: good}
+			return llmtest.Reply{Content: good}
 		})
-		c := newConsultant(t, Options{Endpoint: srv.endpoint()})
+		c := newConsultant(t, Options{Endpoint: srv.Endpoint()})
 		_, cons := review(t, c, toolFailure("s", offeredTools, `{"city":"Paris"}`, "ToolError", msgSilent, 5*time.Second))
-		if cons.Outcome != OutcomeAccepted || srv.calls.Load() != 2 {
-			t.Fatalf("%s %s calls %d", cons.Outcome, cons.Detail, srv.calls.Load())
+		if cons.Outcome != OutcomeAccepted || srv.Calls() != 2 {
+			t.Fatalf("%s %s calls %d", cons.Outcome, cons.Detail, srv.Calls())
 		}
 	})
 	t.Run("a bad envelope", func(t *testing.T) {
-		srv := newScripted(t, func(chatRequest, int) reply { return reply{body: `<html>gateway</html>`} })
-		c := newConsultant(t, Options{Endpoint: srv.endpoint()})
+		srv := llmtest.New(t, func(llmtest.Request, int) llmtest.Reply { return llmtest.Reply{Body: `<html>gateway</html>`} })
+		c := newConsultant(t, Options{Endpoint: srv.Endpoint()})
 		_, cons := review(t, c, rootFailure("s", "AgentError", msgSilent, 0))
 		if cons.Gate != ErrBadResponse {
 			t.Fatalf("%s", cons.Gate)
 		}
 	})
 	t.Run("nothing listening", func(t *testing.T) {
-		srv := newScripted(t, answering(good))
-		ep := srv.endpoint()
-		srv.srv.Close()
+		srv := llmtest.New(t, llmtest.Always(good))
+		ep := srv.Endpoint()
+		srv.Close()
 		c := newConsultant(t, Options{Endpoint: ep, MaxRetries: 1})
 		_, cons := review(t, c, rootFailure("s", "AgentError", msgSilent, 0))
 		if cons.Gate != ErrTransport || cons.Attempts != 2 {
@@ -245,11 +250,11 @@ func TestRetriesOn429And5xx(t *testing.T) {
 }
 
 func TestTimeoutBoundsTheConsultation(t *testing.T) {
-	srv := newScripted(t, func(chatRequest, int) reply {
-		return reply{content: answerJSON(classifier.Timeout, 0.9, "never answered"), delay: 5 * time.Second}
+	srv := llmtest.New(t, func(llmtest.Request, int) llmtest.Reply {
+		return llmtest.Reply{Content: answerJSON(classifier.Timeout, 0.9, "never answered"), Delay: 5 * time.Second}
 	})
 	obs := &countingObserver{}
-	c := newConsultant(t, Options{Endpoint: srv.endpoint(), Timeout: 150 * time.Millisecond, Observer: obs})
+	c := newConsultant(t, Options{Endpoint: srv.Endpoint(), Timeout: 150 * time.Millisecond, Observer: obs})
 	start := time.Now()
 	v, cons := review(t, c, rootFailure("s", "AgentError", msgSilent, 0))
 	if took := time.Since(start); took > 2*time.Second {
@@ -263,9 +268,9 @@ func TestTimeoutBoundsTheConsultation(t *testing.T) {
 // Not-retryable unknowns, typed failures, ok runs and runs without error
 // evidence never reach the model: the server counts zero calls.
 func TestNotRetryableUnknownsNeverReachTheModel(t *testing.T) {
-	srv := newScripted(t, answering(answerJSON(classifier.ExternalFault, 0.99, "error")))
+	srv := llmtest.New(t, llmtest.Always(answerJSON(classifier.ExternalFault, 0.99, "error")))
 	obs := &countingObserver{}
-	c := newConsultant(t, Options{Endpoint: srv.endpoint(), Observer: obs})
+	c := newConsultant(t, Options{Endpoint: srv.Endpoint(), Observer: obs})
 	cl := newClassifier(t)
 	notRetryable := []string{
 		"Incorrect API key provided: sk-abc***",
@@ -300,7 +305,7 @@ func TestNotRetryableUnknownsNeverReachTheModel(t *testing.T) {
 			t.Errorf("%+v: consultation %+v (reason %q)", run.SpanErrors, cons, v.Reason)
 		}
 	}
-	if n := srv.calls.Load(); n != 0 {
+	if n := srv.Calls(); n != 0 {
 		t.Fatalf("the model was called %d times", n)
 	}
 	if obs.get("skipped:not_retryable") != len(notRetryable)+1 {
@@ -309,30 +314,30 @@ func TestNotRetryableUnknownsNeverReachTheModel(t *testing.T) {
 }
 
 func TestCallCaps(t *testing.T) {
-	srv := newScripted(t, answering(answerJSON(classifier.Unknown, 0, "")))
+	srv := llmtest.New(t, llmtest.Always(answerJSON(classifier.Unknown, 0, "")))
 	obs := &countingObserver{}
-	c := newConsultant(t, Options{Endpoint: srv.endpoint(), MaxCallsPerSession: 2, MaxCallsPerMinute: 3, Observer: obs})
+	c := newConsultant(t, Options{Endpoint: srv.Endpoint(), MaxCallsPerSession: 2, MaxCallsPerMinute: 3, Observer: obs})
 	// Distinct shapes, so the cache does not answer.
 	shape := func(i int) string { return msgSilent + strings.Repeat(" again", i) }
 	for i := range 4 {
 		review(t, c, rootFailure("conv-a", "AgentError", shape(i), 0))
 	}
-	if srv.calls.Load() != 2 || obs.get("skipped:session_cap") != 2 {
-		t.Fatalf("session cap: calls %d, observer %v", srv.calls.Load(), obs.counts)
+	if srv.Calls() != 2 || obs.get("skipped:session_cap") != 2 {
+		t.Fatalf("session cap: calls %d, observer %v", srv.Calls(), obs.counts)
 	}
 	for i := range 3 {
 		review(t, c, rootFailure("conv-b", "AgentError", shape(10+i), 0))
 	}
-	if srv.calls.Load() != 3 || obs.get("skipped:minute_cap") != 2 {
-		t.Fatalf("minute cap: calls %d, observer %v", srv.calls.Load(), obs.counts)
+	if srv.Calls() != 3 || obs.get("skipped:minute_cap") != 2 {
+		t.Fatalf("minute cap: calls %d, observer %v", srv.Calls(), obs.counts)
 	}
 }
 
 func TestConcurrencyLimit(t *testing.T) {
-	srv := newScripted(t, func(chatRequest, int) reply {
-		return reply{content: answerJSON(classifier.Unknown, 0, ""), delay: 100 * time.Millisecond}
+	srv := llmtest.New(t, func(llmtest.Request, int) llmtest.Reply {
+		return llmtest.Reply{Content: answerJSON(classifier.Unknown, 0, ""), Delay: 100 * time.Millisecond}
 	})
-	c := newConsultant(t, Options{Endpoint: srv.endpoint(), MaxConcurrency: 2, MaxCallsPerMinute: -1})
+	c := newConsultant(t, Options{Endpoint: srv.Endpoint(), MaxConcurrency: 2, MaxCallsPerMinute: -1})
 	cl := newClassifier(t)
 	var wg sync.WaitGroup
 	for i := range 6 {
@@ -344,24 +349,24 @@ func TestConcurrencyLimit(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if srv.calls.Load() != 6 || srv.peak.Load() != 2 {
-		t.Fatalf("calls %d, peak in flight %d (max_concurrency 2)", srv.calls.Load(), srv.peak.Load())
+	if srv.Calls() != 6 || srv.Peak() != 2 {
+		t.Fatalf("calls %d, peak in flight %d (max_concurrency 2)", srv.Calls(), srv.Peak())
 	}
 }
 
 // The same error shape — other ids, numbers, quoted names — is answered
 // from the cache, and the gates run again on the cached answer.
 func TestCacheHitsAcrossRuns(t *testing.T) {
-	srv := newScripted(t, answering(answerJSON(classifier.WrongToolCalled, 0.9, "no handler registered under 'frob' (req 7f3a91c2)")))
+	srv := llmtest.New(t, llmtest.Always(answerJSON(classifier.WrongToolCalled, 0.9, "no handler registered under 'frob' (req 7f3a91c2)")))
 	obs := &countingObserver{}
-	c := newConsultant(t, Options{Endpoint: srv.endpoint(), Observer: obs})
+	c := newConsultant(t, Options{Endpoint: srv.Endpoint(), Observer: obs})
 	first, cons1 := review(t, c, rootFailure("s1", "AgentError", "dispatcher has no handler registered under 'frob' (req 7f3a91c2), 3 tries", 0))
 	second, cons2 := review(t, c, rootFailure("s2", "AgentError", "dispatcher has no handler registered under 'zap' (req 0b77e1d4), 12 tries", 0))
 	if first.FailureType != classifier.WrongToolCalled || second.FailureType != classifier.WrongToolCalled {
 		t.Fatalf("first %s (%s), second %s (%s %s)", first.FailureType, cons1.Detail, second.FailureType, cons2.Outcome, cons2.Detail)
 	}
-	if cons1.Signature != cons2.Signature || cons2.Source != SourceMemory || srv.calls.Load() != 1 || obs.get("hit:memory") != 1 {
-		t.Fatalf("signatures %s %s, source %s, calls %d", cons1.Signature, cons2.Signature, cons2.Source, srv.calls.Load())
+	if cons1.Signature != cons2.Signature || cons2.Source != SourceMemory || srv.Calls() != 1 || obs.get("hit:memory") != 1 {
+		t.Fatalf("signatures %s %s, source %s, calls %d", cons1.Signature, cons2.Signature, cons2.Source, srv.Calls())
 	}
 	// The cached answer is gated again on each run: the same shape on a
 	// tool call whose tool was offered and ran contradicts wrong_tool_called.
@@ -371,45 +376,45 @@ func TestCacheHitsAcrossRuns(t *testing.T) {
 	if a.FailureType != classifier.WrongToolCalled || b.FailureType != classifier.Unknown || consB.Source != SourceMemory || consB.Gate != GateStructure {
 		t.Fatalf("no definitions: %s (%s); offered and ran: %s (%s %s %s)", a.FailureType, consA.Detail, b.FailureType, consB.Source, consB.Gate, consB.Detail)
 	}
-	if srv.calls.Load() != 2 {
-		t.Fatalf("calls %d", srv.calls.Load())
+	if srv.Calls() != 2 {
+		t.Fatalf("calls %d", srv.Calls())
 	}
 }
 
 func TestCorrectionsOverride(t *testing.T) {
-	srv := newScripted(t, answering(answerJSON(classifier.ExternalFault, 0.95, "never answered")))
-	c0 := newConsultant(t, Options{Endpoint: srv.endpoint()})
+	srv := llmtest.New(t, llmtest.Always(answerJSON(classifier.ExternalFault, 0.95, "never answered")))
+	c0 := newConsultant(t, Options{Endpoint: srv.Endpoint()})
 	_, probe := review(t, c0, rootFailure("s", "AgentError", msgSilent, 0))
-	calls := srv.calls.Load()
+	calls := srv.Calls()
 	obs := &countingObserver{}
-	c := newConsultant(t, Options{Endpoint: srv.endpoint(), Observer: obs, Corrections: []Correction{
+	c := newConsultant(t, Options{Endpoint: srv.Endpoint(), Observer: obs, Corrections: []Correction{
 		{Signature: probe.Signature, Expected: classifier.Timeout, Note: "upstream hangs are timeouts"},
 	}})
 	v, cons := review(t, c, rootFailure("s", "AgentError", msgSilent, 0))
 	if v.FailureType != classifier.Timeout || v.Signal != classifier.SignalCorrection || v.Rule != probe.Signature || cons.Outcome != OutcomeCorrected {
 		t.Fatalf("verdict %+v, %s", v, cons.Outcome)
 	}
-	if srv.calls.Load() != calls || obs.get("hit:correction") != 1 {
+	if srv.Calls() != calls || obs.get("hit:correction") != 1 {
 		t.Fatalf("a corrected shape reached the model")
 	}
 	// "unknown" keeps the shape unknown and away from the model.
-	c = newConsultant(t, Options{Endpoint: srv.endpoint(), Corrections: []Correction{{Signature: probe.Signature, Expected: classifier.Unknown}}})
+	c = newConsultant(t, Options{Endpoint: srv.Endpoint(), Corrections: []Correction{{Signature: probe.Signature, Expected: classifier.Unknown}}})
 	v, cons = review(t, c, rootFailure("s", "AgentError", msgSilent, 0))
-	if v.FailureType != classifier.Unknown || cons.Outcome != OutcomeDeclined || srv.calls.Load() != calls {
-		t.Fatalf("verdict %s, %s, calls %d", v.FailureType, cons.Outcome, srv.calls.Load())
+	if v.FailureType != classifier.Unknown || cons.Outcome != OutcomeDeclined || srv.Calls() != calls {
+		t.Fatalf("verdict %s, %s, calls %d", v.FailureType, cons.Outcome, srv.Calls())
 	}
 }
 
 // What is sent: the error verbatim but redacted, the structure, no
 // content of the agent's conversation.
 func TestWhatIsSent(t *testing.T) {
-	srv := newScripted(t, answering(answerJSON(classifier.Unknown, 0, "")))
-	c := newConsultant(t, Options{Endpoint: srv.endpoint()})
+	srv := llmtest.New(t, llmtest.Always(answerJSON(classifier.Unknown, 0, "")))
+	c := newConsultant(t, Options{Endpoint: srv.Endpoint()})
 	run := toolFailure("conv-secret-session", offeredTools, `{"city":"Paris","api_key":"abc123"}`, "ToolError",
 		msgSilent+" (Authorization: Bearer sk-live-0123456789abcdefghij)", 5*time.Second)
 	run.Steps[2].OutputText = "PRIVATE ANSWER TEXT"
 	_, cons := review(t, c, run)
-	user := srv.lastUser()
+	user := lastUser(srv)
 	mustContain(t, "prompt", user, "ERROR EVIDENCE", "the upstream never answered the call", "tool: lookup",
 		"tools offered to the model: lookup, convert", "a tool span executed the call", "the arguments validate against the schema",
 		`schema of lookup: {"properties"`, "[REDACTED]", "<- this step")

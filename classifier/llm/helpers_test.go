@@ -2,114 +2,17 @@ package llm
 
 import (
 	"encoding/json"
-	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/triage-otel/triage/classifier"
+	"github.com/triage-otel/triage/internal/llmtest"
 	"github.com/triage-otel/triage/trajectory"
 )
-
-// scripted is an OpenAI-compatible chat completions server whose replies a
-// test scripts: reply gets the request and the call's number (1-based).
-type scripted struct {
-	srv      *httptest.Server
-	calls    atomic.Int64
-	inFlight atomic.Int64
-	peak     atomic.Int64
-	mu       sync.Mutex
-	requests []chatRequest
-	auth     []string
-	reply    func(req chatRequest, n int) reply
-}
-
-type reply struct {
-	status  int
-	content string // the assistant message content
-	body    string // a raw body instead of a completion
-	delay   time.Duration
-	header  map[string]string
-	finish  string
-}
-
-func newScripted(t *testing.T, fn func(req chatRequest, n int) reply) *scripted {
-	t.Helper()
-	s := &scripted{reply: fn}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.handle))
-	t.Cleanup(s.srv.Close)
-	return s
-}
-
-func (s *scripted) handle(w http.ResponseWriter, r *http.Request) {
-	n := int(s.calls.Add(1))
-	cur := s.inFlight.Add(1)
-	defer s.inFlight.Add(-1)
-	for {
-		p := s.peak.Load()
-		if cur <= p || s.peak.CompareAndSwap(p, cur) {
-			break
-		}
-	}
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
-		http.Error(w, "not found: "+r.Method+" "+r.URL.Path, http.StatusNotFound)
-		return
-	}
-	raw, _ := io.ReadAll(r.Body)
-	var req chatRequest
-	if err := json.Unmarshal(raw, &req); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	s.mu.Lock()
-	s.requests = append(s.requests, req)
-	s.auth = append(s.auth, r.Header.Get("Authorization"))
-	s.mu.Unlock()
-	rep := s.reply(req, n)
-	if rep.delay > 0 {
-		select {
-		case <-time.After(rep.delay):
-		case <-r.Context().Done():
-			return
-		}
-	}
-	for k, v := range rep.header {
-		w.Header().Set(k, v)
-	}
-	if rep.status != 0 && rep.status != http.StatusOK {
-		w.WriteHeader(rep.status)
-		fmt.Fprint(w, rep.body)
-		return
-	}
-	if rep.body != "" {
-		fmt.Fprint(w, rep.body)
-		return
-	}
-	finish := rep.finish
-	if finish == "" {
-		finish = "stop"
-	}
-	content, _ := json.Marshal(rep.content)
-	fmt.Fprintf(w, `{"id":"c1","object":"chat.completion","model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":%s},"finish_reason":%q}]}`, req.Model, content, finish)
-}
-
-func (s *scripted) endpoint() string { return s.srv.URL + "/v1" }
-
-func (s *scripted) lastUser() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.requests) == 0 {
-		return ""
-	}
-	return s.requests[len(s.requests)-1].Messages[1].Content
-}
 
 // answerJSON is a model answer.
 func answerJSON(ft classifier.FailureType, conf float64, quote string) string {
@@ -117,9 +20,13 @@ func answerJSON(ft classifier.FailureType, conf float64, quote string) string {
 	return string(b)
 }
 
-// answering always answers the same.
-func answering(content string) func(chatRequest, int) reply {
-	return func(chatRequest, int) reply { return reply{content: content} }
+// lastUser is the user message of the last request.
+func lastUser(s *llmtest.Server) string {
+	rs := s.Requests()
+	if len(rs) == 0 {
+		return ""
+	}
+	return rs[len(rs)-1].User()
 }
 
 // countingObserver counts what a Consultant reports.

@@ -3,54 +3,20 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/triage-otel/triage/internal/evalset"
+	"github.com/triage-otel/triage/internal/llmtest"
 )
 
-// modelServer is a scripted OpenAI-compatible server answering every
-// request with answer.
-type modelServer struct {
-	*httptest.Server
-	calls atomic.Int64
-	mu    sync.Mutex
-	auth  []string
-	users []string
-}
-
-func newModelServer(t *testing.T, answer string) *modelServer {
-	t.Helper()
-	m := &modelServer{}
-	m.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		m.calls.Add(1)
-		var req struct {
-			Messages []struct {
-				Content string `json:"content"`
-			} `json:"messages"`
-		}
-		body, _ := io.ReadAll(r.Body)
-		_ = json.Unmarshal(body, &req)
-		m.mu.Lock()
-		m.auth = append(m.auth, r.Header.Get("Authorization"))
-		if len(req.Messages) > 1 {
-			m.users = append(m.users, req.Messages[1].Content)
-		}
-		m.mu.Unlock()
-		c, _ := json.Marshal(answer)
-		fmt.Fprintf(w, `{"choices":[{"message":{"role":"assistant","content":%s},"finish_reason":"stop"}]}`, c)
-	}))
-	t.Cleanup(m.Close)
-	return m
+// modelServer answers every request with answer.
+func newModelServer(t *testing.T, answer string) *llmtest.Server {
+	return llmtest.New(t, llmtest.Always(answer))
 }
 
 // unknownTrace writes a trace whose run fails with an error no rule
@@ -81,7 +47,7 @@ func TestClassifyWithModel(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"failure_type":"unknown"`) || strings.Contains(out, `"model"`) {
 		t.Fatalf("without model: exit %d %s %s", code, out, errOut)
 	}
-	code, out, errOut = runCLI("classify", "--llm-endpoint", srv.URL+"/v1", "--llm-model", "m1", path)
+	code, out, errOut = runCLI("classify", "--llm-endpoint", srv.Endpoint(), "--llm-model", "m1", path)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -102,15 +68,15 @@ func TestClassifyWithModel(t *testing.T) {
 		line.Model.Outcome != "accepted" || !strings.HasPrefix(line.Model.Signature, "sig1:") {
 		t.Fatalf("line %s", out)
 	}
-	if srv.calls.Load() != 1 {
-		t.Errorf("calls %d", srv.calls.Load())
+	if srv.Calls() != 1 {
+		t.Errorf("calls %d", srv.Calls())
 	}
 }
 
 func TestClassifyModelFromEnvironment(t *testing.T) {
 	srv := newModelServer(t, `{"failure_type":"timeout","confidence":0.95,"evidence":"a quote that is nowhere"}`)
 	path, _ := unknownTrace(t, noHandler+" (token=ghp_abcdefghijklmnopqrstuvwxyz0123456789)")
-	t.Setenv(envLLMBaseURL, srv.URL+"/v1")
+	t.Setenv(envLLMBaseURL, srv.Endpoint())
 	t.Setenv(envLLMModel, "env-model")
 	t.Setenv(envLLMAPIKey, "sk-env-key-0123456789abcdef")
 	code, out, errOut := runCLI("classify", "--explain", path)
@@ -122,11 +88,11 @@ func TestClassifyModelFromEnvironment(t *testing.T) {
 	// The trajectory dump shows the user's own file; what was sent, and
 	// what the model section shows, hold no secret.
 	modelPart := out[strings.Index(out, "model env-model"):]
-	if strings.Contains(modelPart, "ghp_abcdefghijklmnopqrstuvwxyz0123456789") || strings.Contains(srv.users[0], "ghp_abcdefghijklmnopqrstuvwxyz0123456789") {
+	if strings.Contains(modelPart, "ghp_abcdefghijklmnopqrstuvwxyz0123456789") || strings.Contains(srv.Requests()[0].User(), "ghp_abcdefghijklmnopqrstuvwxyz0123456789") {
 		t.Errorf("a secret was shown or sent:\n%s", modelPart)
 	}
-	if srv.auth[0] != "Bearer sk-env-key-0123456789abcdef" {
-		t.Errorf("authorization %q", srv.auth[0])
+	if srv.Requests()[0].Authorization != "Bearer sk-env-key-0123456789abcdef" {
+		t.Errorf("authorization %q", srv.Requests()[0].Authorization)
 	}
 }
 
@@ -150,7 +116,7 @@ func TestEvalCorrections(t *testing.T) {
 	// The signature of the first run, from classify with a model that
 	// declines.
 	srv := newModelServer(t, `{"failure_type":"unknown","confidence":0,"evidence":""}`)
-	_, out, _ := runCLI("classify", "--llm-endpoint", srv.URL+"/v1", "--llm-model", "m", path)
+	_, out, _ := runCLI("classify", "--llm-endpoint", srv.Endpoint(), "--llm-model", "m", path)
 	var line struct {
 		Model struct {
 			Signature string `json:"signature"`
@@ -177,15 +143,15 @@ func TestEvalCorrections(t *testing.T) {
 	mustHave(t, out, "corrections: 3, 2 matched a run, 2 name a signature", "wrong_tool_called   correct 0, wrong 2", "0 passed, 2 failed")
 	// With a model answering right, they pass.
 	right := newModelServer(t, `{"failure_type":"wrong_tool_called","confidence":0.9,"evidence":"no handler registered"}`)
-	code, out, errOut = runCLI("eval", "--llm-endpoint", right.URL+"/v1", "--llm-model", "m", "--corrections", corrections, path, other)
+	code, out, errOut = runCLI("eval", "--llm-endpoint", right.Endpoint(), "--llm-model", "m", "--corrections", corrections, path, other)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
 	mustHave(t, out, "model: m", "wrong_tool_called   correct 2, wrong 0", "2 passed, 0 failed")
 	// classify --corrections applies the signature override: no call.
-	calls := srv.calls.Load()
-	_, out, errOut = runCLI("classify", "--llm-endpoint", srv.URL+"/v1", "--llm-model", "m", "--corrections", corrections, path)
-	if !strings.Contains(out, `"failure_type":"wrong_tool_called","signal":"correction"`) || srv.calls.Load() != calls {
+	calls := srv.Calls()
+	_, out, errOut = runCLI("classify", "--llm-endpoint", srv.Endpoint(), "--llm-model", "m", "--corrections", corrections, path)
+	if !strings.Contains(out, `"failure_type":"wrong_tool_called","signal":"correction"`) || srv.Calls() != calls {
 		t.Fatalf("override: %s %s", out, errOut)
 	}
 	// A bad line is reported with its number; eval still scores the rest.

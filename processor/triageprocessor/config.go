@@ -65,6 +65,8 @@ type Config struct {
 	// Evidence says what is written about the evidence of a decision
 	// (content.go).
 	Evidence EvidenceConfig `mapstructure:"evidence"`
+	// LLM configures the optional model asked about runs left unknown.
+	LLM LLMConfig `mapstructure:"llm"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -165,6 +167,7 @@ func (c *Config) Validate() error {
 	}
 	errs = append(errs, c.validateRules()...)
 	errs = append(errs, c.Recovery.validate()...)
+	errs = append(errs, c.LLM.validate(&c.Recovery)...)
 	return errors.Join(errs...)
 }
 

@@ -43,6 +43,7 @@ func TestLoadConfig(t *testing.T) {
 				Loop:               LoopConfig{Threshold: 4, Window: 8, Similarity: 0.9},
 				Evidence:           EvidenceConfig{AnnotateContent: true},
 				Recovery:           defaultRecoveryConfig(),
+				LLM:                defaultLLMConfig(),
 				Constraints: ConstraintsConfig{
 					Global:     []string{"BEGIN PRIVATE KEY"},
 					PerService: map[string][]string{"billing-agent": {"card_number"}},

@@ -102,31 +102,104 @@ func (t *traceAnnotations) annotate(span ptrace.Span) {
 	}
 }
 
+// classifiedTrace is a trace's runs and their verdicts between
+// classification and annotation: the model may be asked in between.
+type classifiedTrace struct {
+	runs        []trajectory.Run
+	verdicts    []classifier.Verdict
+	extras      [][]classifier.Incident
+	classifiers []*classifier.Classifier
+	ruleErr     error
+	// took is the time spent classifying (and preparing model questions).
+	took time.Duration
+}
+
+func (ct *classifiedTrace) classifierFor(i int) *classifier.Classifier { return ct.classifiers[i] }
+
 // decide classifies the runs of a trace that left the buffer, annotates its
-// spans in place and returns what the decision cache keeps of it. A
-// failure inside the library never stops the spans from being forwarded:
-// the trace then goes on unannotated.
-func (p *triageProcessor) decide(ctx context.Context, h *heldTrace) (d *decided) {
+// spans in place and returns what the decision cache keeps of it. It
+// returns nil when the trace is held for a model answer: completeHeld then
+// decides and forwards it. A failure inside the library never stops the
+// spans from being forwarded: the trace then goes on unannotated.
+func (p *triageProcessor) decide(ctx context.Context, h *heldTrace) *decided {
 	start := time.Now()
-	d = &decided{cutBy: h.cutBy}
+	var ct *classifiedTrace
+	if !p.guarded(h, func() { ct = p.classifyTrace(ctx, h) }) {
+		return p.recordDecided(ctx, h, &decided{cutBy: h.cutBy}, time.Since(start))
+	}
+	if p.llm != nil {
+		var pending []pendingRun
+		if p.guarded(h, func() { pending = p.llm.prepare(h, ct) }) && len(pending) > 0 && p.llm.hold(ctx, len(pending)) {
+			ct.took = time.Since(start)
+			p.llm.ask(ct, pending, func() { p.completeHeld(h, ct) })
+			return nil
+		}
+	}
+	ct.took = time.Since(start)
+	return p.annotateTrace(ctx, h, ct)
+}
+
+// completeHeld decides and forwards a trace that waited for the model.
+func (p *triageProcessor) completeHeld(h *heldTrace, ct *classifiedTrace) {
+	ctx := context.Background()
+	p.publish(ctx, []*heldTrace{h}, []*decided{p.annotateTrace(ctx, h, ct)}, ptrace.Traces{})
+}
+
+// guarded runs fn and reports whether it returned without panicking.
+func (p *triageProcessor) guarded(h *heldTrace, fn func()) (ok bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			p.logger.Error("triage decision panicked; forwarding the trace unannotated",
 				zap.String("trace_id", h.id.String()), p.out.panicValue(r), zap.ByteString("stack", debug.Stack()))
-			d = &decided{cutBy: h.cutBy}
+			ok = false
 		}
-		p.tb.ProcessorTriageDecisionLatency.Record(ctx, float64(time.Since(start))/float64(time.Millisecond))
-		p.tb.ProcessorTriageTraceHoldDuration.Record(ctx, p.now().Sub(h.firstSeen).Seconds())
-		p.tb.ProcessorTriageTracesDecided.Add(ctx, 1, metric.WithAttributes(attribute.String("trigger", h.trigger)))
 	}()
+	fn()
+	return true
+}
 
-	runs := trajectory.Build(h.td)
-	ruleIncidents, ruleErr := p.evalRules(ctx, h.td)
-	ruleErrText := ""
-	if ruleErr != nil {
-		ruleErrText = p.out.text(ruleErr.Error()) // OTTL errors can quote span data
+// recordDecided records the telemetry of a decision and returns it.
+func (p *triageProcessor) recordDecided(ctx context.Context, h *heldTrace, d *decided, took time.Duration) *decided {
+	p.tb.ProcessorTriageDecisionLatency.Record(ctx, float64(took)/float64(time.Millisecond))
+	p.tb.ProcessorTriageTraceHoldDuration.Record(ctx, p.now().Sub(h.firstSeen).Seconds())
+	p.tb.ProcessorTriageTracesDecided.Add(ctx, 1, metric.WithAttributes(attribute.String("trigger", h.trigger)))
+	return d
+}
+
+// classifyTrace builds the trace's runs and classifies each.
+func (p *triageProcessor) classifyTrace(ctx context.Context, h *heldTrace) *classifiedTrace {
+	ct := &classifiedTrace{runs: trajectory.Build(h.td)}
+	var ruleIncidents map[pcommon.SpanID][]classifier.Incident
+	ruleIncidents, ct.ruleErr = p.evalRules(ctx, h.td)
+	ct.verdicts = make([]classifier.Verdict, len(ct.runs))
+	ct.extras = make([][]classifier.Incident, len(ct.runs))
+	ct.classifiers = make([]*classifier.Classifier, len(ct.runs))
+	for i := range ct.runs {
+		run := &ct.runs[i]
+		ct.extras[i] = incidentsOfRun(run, ruleIncidents)
+		ct.classifiers[i] = p.classifiers.forService(run.Service)
+		ct.verdicts[i] = ct.classifiers[i].Classify(run, ct.extras[i]...)
 	}
+	return ct
+}
 
+// annotateTrace turns the verdicts into annotations (and recovery
+// decisions), annotates the trace's spans in place and returns what the
+// decision cache keeps.
+func (p *triageProcessor) annotateTrace(ctx context.Context, h *heldTrace, ct *classifiedTrace) *decided {
+	start := time.Now()
+	d := &decided{cutBy: h.cutBy}
+	if !p.guarded(h, func() { p.annotateRuns(ctx, h, ct, d) }) {
+		d = &decided{cutBy: h.cutBy}
+	}
+	return p.recordDecided(ctx, h, d, ct.took+time.Since(start))
+}
+
+func (p *triageProcessor) annotateRuns(ctx context.Context, h *heldTrace, ct *classifiedTrace, d *decided) {
+	ruleErrText := ""
+	if ct.ruleErr != nil {
+		ruleErrText = p.out.text(ct.ruleErr.Error()) // OTTL errors can quote span data
+	}
 	t := traceAnnotations{
 		incident: make(map[pcommon.SpanID][]annotation),
 		root:     make(map[pcommon.SpanID][]annotation),
@@ -134,10 +207,9 @@ func (p *triageProcessor) decide(ctx context.Context, h *heldTrace) (d *decided)
 	var lateRootOutcome string
 	var parents map[pcommon.SpanID]pcommon.SpanID
 	spans := &spanIndex{td: h.td}
-	for i := range runs {
-		run := &runs[i]
-		extra := incidentsOfRun(run, ruleIncidents)
-		v := p.classifiers.forService(run.Service).Classify(run, extra...)
+	for i := range ct.runs {
+		run := &ct.runs[i]
+		v := ct.verdicts[i]
 
 		var rootAnns []annotation
 		outcome := string(v.Outcome)
@@ -192,7 +264,6 @@ func (p *triageProcessor) decide(ctx context.Context, h *heldTrace) (d *decided)
 		}
 	}
 	trajectory.ForEachSpan(h.td, t.annotate)
-	return d
 }
 
 // parentsOf maps each span ID of td to its parent span ID.

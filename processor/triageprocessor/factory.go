@@ -44,6 +44,7 @@ func createDefaultConfig() component.Config {
 		DecisionCacheBytes: defaultDecisionCacheBytes,
 		ErrorMode:          ottl.IgnoreError,
 		Recovery:           defaultRecoveryConfig(),
+		LLM:                defaultLLMConfig(),
 	}
 }
 

@@ -74,6 +74,8 @@ type triageProcessor struct {
 	out outbound
 	// recovery is nil when recovery.enabled is false.
 	recovery *recoverer
+	// llm is nil when llm.enabled is false.
+	llm *modelAsker
 
 	mu sync.Mutex
 	// held is ordered by last activity: the oldest entry is the least
@@ -146,7 +148,18 @@ func newTriageProcessor(set processor.Settings, cfg *Config, next consumer.Trace
 			return nil, err
 		}
 	}
+	var asker *modelAsker
+	if cfg.LLM.Enabled {
+		if asker, err = newModelAsker(cfg, redactor, tb, set.Logger); err != nil {
+			if rec != nil {
+				_ = rec.close()
+			}
+			tb.Shutdown()
+			return nil, err
+		}
+	}
 	return &triageProcessor{
+		llm: asker,
 		warnEvicted: newRateLimitedWarning("traces decided before they were complete: the buffer is full (num_traces or max_bytes); "+
 			"runs whose evidence is partial are annotated triage.verdict=incomplete and get no decision. Raise num_traces / max_bytes (README, Sizing) if this repeats", warnInterval),
 		warnForward: newRateLimitedWarning("the next consumer refused decided spans; they are counted in processor_triage_spans_forward_failed "+
@@ -243,6 +256,11 @@ func (p *triageProcessor) Shutdown(ctx context.Context) error {
 
 	p.finish(ctx, toDecide, ptrace.Traces{})
 	var err error
+	if p.llm != nil {
+		// Before the recovery history closes: held traces still take
+		// their decisions when the cancelled consultations return.
+		err = p.llm.stop(ctx)
+	}
 	if p.recovery != nil {
 		// After the last decisions: this closes the Redis connections.
 		if cerr := p.recovery.close(); cerr != nil {
@@ -478,19 +496,33 @@ func (p *triageProcessor) recordHeld(ctx context.Context, dTraces, dSpans int) {
 	}
 }
 
-// finish decides the given traces, publishes their decisions to the cache
-// and forwards them, with the late spans that arrived meanwhile and extra
-// (already annotated), in one call to the next consumer. A refusal of the
-// next consumer is counted and logged, never returned (see forward).
+// finish decides the given traces and publishes those decided (a trace
+// held for a model answer is published when the answer arrives). A
+// refusal of the next consumer is counted and logged, never returned (see
+// forward).
 func (p *triageProcessor) finish(ctx context.Context, toDecide []*heldTrace, extra ptrace.Traces) {
 	if len(toDecide) == 0 && (extra == (ptrace.Traces{}) || extra.SpanCount() == 0) {
 		return
 	}
-	decisions := make([]*decided, len(toDecide))
-	for i, h := range toDecide {
-		decisions[i] = p.decide(ctx, h)
+	done := make([]*heldTrace, 0, len(toDecide))
+	decisions := make([]*decided, 0, len(toDecide))
+	for _, h := range toDecide {
+		// nil: held for a model answer, published when it arrives.
+		if d := p.decide(ctx, h); d != nil {
+			done = append(done, h)
+			decisions = append(decisions, d)
+		}
 	}
+	p.publish(ctx, done, decisions, extra)
+}
 
+// publish puts the decisions in the cache and forwards the decided traces,
+// with the late spans that arrived meanwhile and extra (already
+// annotated), in one call to the next consumer.
+func (p *triageProcessor) publish(ctx context.Context, toDecide []*heldTrace, decisions []*decided, extra ptrace.Traces) {
+	if len(toDecide) == 0 && (extra == (ptrace.Traces{}) || extra.SpanCount() == 0) {
+		return
+	}
 	out := ptrace.NewTraces()
 	p.mu.Lock()
 	for i, h := range toDecide {

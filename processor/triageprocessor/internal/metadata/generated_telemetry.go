@@ -33,6 +33,14 @@ type TelemetryBuilder struct {
 	ProcessorTriageDecisionLatency        metric.Float64Histogram
 	ProcessorTriageDecisions              metric.Int64Counter
 	ProcessorTriageLateSpans              metric.Int64Counter
+	ProcessorTriageLlmAccepted            metric.Int64Counter
+	ProcessorTriageLlmCacheHits           metric.Int64Counter
+	ProcessorTriageLlmCallLatency         metric.Float64Histogram
+	ProcessorTriageLlmCalls               metric.Int64Counter
+	ProcessorTriageLlmErrors              metric.Int64Counter
+	ProcessorTriageLlmPending             metric.Int64UpDownCounter
+	ProcessorTriageLlmRejections          metric.Int64Counter
+	ProcessorTriageLlmSkipped             metric.Int64Counter
 	ProcessorTriageRecoveryDecisions      metric.Int64Counter
 	ProcessorTriageRecoveryDegraded       metric.Int64Counter
 	ProcessorTriageRecoveryErrors         metric.Int64Counter
@@ -132,6 +140,55 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_triage_late_spans",
 		metric.WithDescription("Spans that arrived after their trace was decided and were annotated from the decision cache and forwarded at once. [Development]"),
 		metric.WithUnit("{spans}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorTriageLlmAccepted, err = builder.meter.Int64Counter(
+		"otelcol_processor_triage_llm_accepted",
+		metric.WithDescription("Model answers that passed the gates and replaced an unknown, by the failure type given. [Development]"),
+		metric.WithUnit("{answers}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorTriageLlmCacheHits, err = builder.meter.Int64Counter(
+		"otelcol_processor_triage_llm_cache_hits",
+		metric.WithDescription("Model answers served without a call, by source (memory, Redis shared with other collectors, a correction). [Development]"),
+		metric.WithUnit("{answers}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorTriageLlmCallLatency, err = builder.meter.Float64Histogram(
+		"otelcol_processor_triage_llm_call_latency",
+		metric.WithDescription("Duration of one model consultation's calls, retries and back-off included. [Development]"),
+		metric.WithUnit("ms"),
+		metric.WithExplicitBucketBoundaries([]float64{50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000}...),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorTriageLlmCalls, err = builder.meter.Int64Counter(
+		"otelcol_processor_triage_llm_calls",
+		metric.WithDescription("Model consultations made (retries of one consultation count once), by outcome. [Development]"),
+		metric.WithUnit("{calls}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorTriageLlmErrors, err = builder.meter.Int64Counter(
+		"otelcol_processor_triage_llm_errors",
+		metric.WithDescription("Model calls that gave no answer, and shared-cache operations that failed, by kind; the run stays unknown. [Development]"),
+		metric.WithUnit("{errors}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorTriageLlmPending, err = builder.meter.Int64UpDownCounter(
+		"otelcol_processor_triage_llm_pending",
+		metric.WithDescription("Traces held while a model answer for one of their runs is awaited. [Development]"),
+		metric.WithUnit("{traces}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorTriageLlmRejections, err = builder.meter.Int64Counter(
+		"otelcol_processor_triage_llm_rejections",
+		metric.WithDescription("Model answers a gate rejected (the run stays unknown), by gate. [Development]"),
+		metric.WithUnit("{answers}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorTriageLlmSkipped, err = builder.meter.Int64Counter(
+		"otelcol_processor_triage_llm_skipped",
+		metric.WithDescription("Runs left unknown that the model was not asked about, by reason (not-retryable unknowns are never asked). [Development]"),
+		metric.WithUnit("{runs}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorTriageRecoveryDecisions, err = builder.meter.Int64Counter(

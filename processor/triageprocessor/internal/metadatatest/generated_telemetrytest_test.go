@@ -29,6 +29,14 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ProcessorTriageDecisionLatency.Record(context.Background(), 1)
 	tb.ProcessorTriageDecisions.Add(context.Background(), 1)
 	tb.ProcessorTriageLateSpans.Add(context.Background(), 1)
+	tb.ProcessorTriageLlmAccepted.Add(context.Background(), 1)
+	tb.ProcessorTriageLlmCacheHits.Add(context.Background(), 1)
+	tb.ProcessorTriageLlmCallLatency.Record(context.Background(), 1)
+	tb.ProcessorTriageLlmCalls.Add(context.Background(), 1)
+	tb.ProcessorTriageLlmErrors.Add(context.Background(), 1)
+	tb.ProcessorTriageLlmPending.Add(context.Background(), 1)
+	tb.ProcessorTriageLlmRejections.Add(context.Background(), 1)
+	tb.ProcessorTriageLlmSkipped.Add(context.Background(), 1)
 	tb.ProcessorTriageRecoveryDecisions.Add(context.Background(), 1)
 	tb.ProcessorTriageRecoveryDegraded.Add(context.Background(), 1)
 	tb.ProcessorTriageRecoveryErrors.Add(context.Background(), 1)
@@ -55,6 +63,30 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorTriageLateSpans(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorTriageLlmAccepted(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorTriageLlmCacheHits(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorTriageLlmCallLatency(t, testTel,
+		[]metricdata.HistogramDataPoint[float64]{{}}, metricdatatest.IgnoreValue(),
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorTriageLlmCalls(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorTriageLlmErrors(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorTriageLlmPending(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorTriageLlmRejections(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorTriageLlmSkipped(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorTriageRecoveryDecisions(t, testTel,
