@@ -92,6 +92,10 @@ func parseRequests[T any](name string, data []byte, signal string, unmarshal fun
 	}
 }
 
+// CaptureOptions are the Build options eval uses for a capture (its log
+// events, when stored beside it).
+func CaptureOptions(path string) ([]trajectory.Option, error) { return captureLogs(path) }
+
 // captureLogs returns the Build option joining the log events stored beside
 // a capture (NAME.logs.json), if there are any.
 func captureLogs(path string) ([]trajectory.Option, error) {

@@ -21,7 +21,6 @@ import (
 	"github.com/triage-otel/triage/classifier"
 	"github.com/triage-otel/triage/classifier/llm"
 	"github.com/triage-otel/triage/internal/evalset"
-	"github.com/triage-otel/triage/trajectory"
 )
 
 // Behaviour is what the oracle did for one request.
@@ -138,7 +137,7 @@ func (o *Oracle) LearnCaptures(labelsPath string) error {
 		if err != nil {
 			continue
 		}
-		opts, err := CaptureOptions(c.Path)
+		opts, err := evalset.CaptureOptions(c.Path)
 		if err != nil {
 			return err
 		}
@@ -149,20 +148,6 @@ func (o *Oracle) LearnCaptures(labelsPath string) error {
 		o.learn(c.Label, evalset.ClassifyTraces(cl, td, opts...))
 	}
 	return nil
-}
-
-// CaptureOptions joins the log events stored beside a capture, as eval
-// does.
-func CaptureOptions(path string) ([]trajectory.Option, error) {
-	lf := evalset.LogsFileFor(path)
-	if lf == "" {
-		return nil, nil
-	}
-	ld, err := evalset.ReadLogs(lf)
-	if err != nil {
-		return nil, err
-	}
-	return []trajectory.Option{trajectory.WithLogs(ld)}, nil
 }
 
 // LearnCorpus indexes a string corpus, turned into traces as eval does.

@@ -84,7 +84,7 @@ func (sc scorer) score(model *llm.Consultant, ablate bool) []evalset.Set {
 		if err != nil || td.SpanCount() == 0 {
 			continue
 		}
-		opts, err := CaptureOptions(c.Path)
+		opts, err := evalset.CaptureOptions(c.Path)
 		if err != nil {
 			t.Fatal(err)
 		}
