@@ -38,10 +38,11 @@ SHARED ?= $(shell d="$(CURDIR)"; while :; do \
 	[ "$$d" = / ] && break; d=$$(dirname "$$d"); done)
 FIXTURES = $(SHARED)/fixtures/frameworks
 
-# classify: the CLI on every shipped capture, one JSON line per agent run.
+# classify: the CLI on every shipped capture, one JSON line per agent run
+# (the few captures whose instrumentation exported no span are reported).
 classify:
 	@test -n "$(SHARED)" || { echo "shared/DESIGN.md not found in this folder or a parent" >&2; exit 1; }
-	$(GO) run ./cmd/triage classify $$(find $(FIXTURES) -name '*.json' ! -name '*.logs.json' ! -name labels.json | sort)
+	$(GO) run ./cmd/triage classify --skip-empty $$(find $(FIXTURES) -name '*.json' ! -name '*.logs.json' ! -name labels.json | sort)
 
 # eval: score the classifier on the shipped captures and corpora (README, Evaluation).
 eval:
@@ -104,11 +105,15 @@ collector: $(COLLECTOR)
 
 $(COLLECTOR): builder-config.yaml go.mod go.sum $(COLLECTOR_SRC)
 	@mkdir -p $(BUILD_DIR)
+	@if [ -f $@ ]; then echo "make: sources changed since the last build; rebuilding $@ with ocb (incremental, usually under a minute)"; \
+	else echo "make: building $@ with ocb — the first build fetches the collector modules from the Go module proxy and compiles them: several minutes, with long silent stretches"; fi
 	$(GO) run $(OCB) --config builder-config.yaml
 	@touch $@
+	@echo "make: $@ is built"
 
 # run: build the collector and start it on config.example.yaml (Ctrl-C stops it).
 run: collector
+	@echo "make: starting the collector on config.example.yaml: OTLP in on localhost:4317 (gRPC) and localhost:4318 (HTTP), decisions to http://localhost:9000/decisions (triage sink), metrics on localhost:8889; Ctrl-C stops it"
 	./$(COLLECTOR) --config config.example.yaml
 
 # End-to-end tests against a collector built by ocb (see e2e/).

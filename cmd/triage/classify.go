@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/triage-otel/triage/classifier"
 	"github.com/triage-otel/triage/internal/evalset"
@@ -80,11 +83,12 @@ func toJSON(r evalset.RunResult) runJSON {
 	return out
 }
 
-func runClassify(args []string, stdout, stderr io.Writer) int {
+func runClassify(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("classify", stderr)
 	var constraints stringList
 	fs.Var(&constraints, "constraint", "forbidden `string`: found in an LLM output it is a constraint_ignored incident (repeatable)")
 	explain := fs.Bool("explain", false, "print the trajectory and the reasoning for humans instead of JSON lines")
+	skipEmpty := fs.Bool("skip-empty", false, "report a file without spans and go on, instead of exiting 1 for it")
 	lf := addLLMFlags(fs, true)
 	files, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -107,26 +111,61 @@ func runClassify(args []string, stdout, stderr io.Writer) int {
 	enc.SetEscapeHTML(false)
 	code := exitOK
 	for _, f := range files {
-		td, err := evalset.ReadTraces(f)
-		if err != nil {
+		td, errs := readTracesArg(f, stdin)
+		for _, err := range errs {
 			fmt.Fprintf(stderr, "triage classify: %v\n", err)
 			code = exitFailed
-			continue
 		}
 		if td.SpanCount() == 0 {
-			fmt.Fprintf(stderr, "triage classify: %s holds no spans\n", f)
+			if len(errs) == 0 {
+				// Nothing to classify is not a success: the file is not a
+				// trace export, or its instrumentation exported nothing.
+				fmt.Fprintf(stderr, "triage classify: %s holds no spans\n", argName(f))
+				if !*skipEmpty {
+					code = exitFailed
+				}
+			}
+			continue
 		}
 		results := evalset.ClassifyTracesWith(cl, model, td)
 		if *explain {
-			explainFile(stdout, f, td.SpanCount(), results, model)
+			explainFile(stdout, argName(f), td.SpanCount(), results, model)
 			continue
 		}
 		for _, r := range results {
 			if err := enc.Encode(toJSON(r)); err != nil {
-				fmt.Fprintf(stderr, "triage classify: %s: %v\n", f, err)
+				fmt.Fprintf(stderr, "triage classify: %s: %v\n", argName(f), err)
 				return exitFailed
 			}
 		}
 	}
 	return code
+}
+
+// stdinArg is the FILE argument that reads standard input.
+const stdinArg = "-"
+
+// argName is how a FILE argument is named in messages.
+func argName(f string) string {
+	if f == stdinArg {
+		return "stdin"
+	}
+	return f
+}
+
+// readTracesArg reads the spans of a FILE argument ("-": standard input).
+// A request that cannot be read loses only itself: the spans of the
+// others are returned with one error per bad request.
+func readTracesArg(f string, stdin io.Reader) (ptrace.Traces, []error) {
+	var data []byte
+	var err error
+	if f == stdinArg {
+		data, err = io.ReadAll(stdin)
+	} else {
+		data, err = os.ReadFile(f)
+	}
+	if err != nil {
+		return ptrace.NewTraces(), []error{err}
+	}
+	return evalset.ParseTracesPartial(argName(f), data)
 }

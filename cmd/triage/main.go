@@ -2,7 +2,7 @@
 // scores the classifier on labelled sets, and replays captures to a
 // collector.
 //
-//	triage classify [--constraint S]... [--explain] [--llm-endpoint URL --llm-model M] [--corrections F] FILE...
+//	triage classify [--constraint S]... [--explain] [--skip-empty] [--llm-endpoint URL --llm-model M] [--corrections F] FILE...
 //	triage eval [--labels FILE]... [--corpus FILE]... [--corrections F FILE...] [--verbose] [--llm-endpoint URL --llm-model M]
 //	triage eval --labels FILE... --matrix [--harness DIR]
 //	triage replay [--endpoint URL] [--fresh-ids] FILE...
@@ -19,13 +19,15 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(runWithStdin(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 const usage = `usage:
-  triage classify [--constraint S]... [--explain] [--corrections F] FILE...
-      classify every agent run in OTLP/JSON trace files; one JSON object per run per line
-      (--explain: the trajectory and the reasoning, for humans)
+  triage classify [--constraint S]... [--explain] [--skip-empty] [--corrections F] FILE...
+      classify every agent run in OTLP/JSON trace files ("-": standard input); one JSON
+      object per run per line (--explain: the trajectory and the reasoning, for humans).
+      A request of a multi-request file that cannot be read is reported and the others
+      are classified; a file without spans exits 1 (--skip-empty: report it, go on)
   triage eval [--labels FILE]... [--corpus FILE]... [--corrections F FILE...] [--verbose]
       score the classifier on a labelled capture set (labels.json), string corpora and a
       corrections file (JSONL) over trace FILEs; prints per-type precision/recall, misroutes,
@@ -53,15 +55,21 @@ const (
 	exitUsage  = 2
 )
 
-// run is main without the process: tests call it in-process.
+// run is main without the process and without standard input: tests call
+// it in-process.
 func run(args []string, stdout, stderr io.Writer) int {
+	return runWithStdin(args, strings.NewReader(""), stdout, stderr)
+}
+
+// runWithStdin is main without the process; stdin is what "-" reads.
+func runWithStdin(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return exitUsage
 	}
 	switch args[0] {
 	case "classify":
-		return runClassify(args[1:], stdout, stderr)
+		return runClassify(args[1:], stdin, stdout, stderr)
 	case "eval":
 		return runEval(args[1:], stdout, stderr)
 	case "replay":

@@ -69,6 +69,7 @@ func parseRequests[T any](name string, data []byte, signal string, unmarshal fun
 	var merged, zero T
 	dec := json.NewDecoder(bytes.NewReader(data))
 	for n := 1; ; n++ {
+		start := dec.InputOffset()
 		var raw json.RawMessage
 		err := dec.Decode(&raw)
 		if errors.Is(err, io.EOF) {
@@ -78,11 +79,11 @@ func parseRequests[T any](name string, data []byte, signal string, unmarshal fun
 			return merged, nil
 		}
 		if err != nil {
-			return zero, fmt.Errorf("%s: not an OTLP/JSON %s export (request %d): %w", name, signal, n, err)
+			return zero, requestError(name, signal, n, data, start, err)
 		}
 		v, err := unmarshal(raw)
 		if err != nil {
-			return zero, fmt.Errorf("%s: not an OTLP/JSON %s export (request %d): %w", name, signal, n, err)
+			return zero, requestError(name, signal, n, data, start+leadingSpace(data[start:]), err)
 		}
 		if n == 1 {
 			merged = v
