@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/triage-otel/triage/trajectory"
@@ -635,6 +636,8 @@ connectors:
   triage:
     metrics_flush_interval: 1s
 exporters:
+  debug:
+    verbosity: basic
   prometheus:
     endpoint: 127.0.0.1:%d
   recovery_webhook:
@@ -654,6 +657,10 @@ exporters:
     logs:
       receivers: [triage]
       exporters: [recovery_webhook]
+    logs/genai:
+      receivers: [otlp]
+      processors: [triage]
+      exporters: [debug]
 `, otlpPort, decisionWait, promExpPort, webhookURL, telemetryReader(telemetryPort))
 }
 
@@ -690,9 +697,31 @@ func freshTraceCopies(t *testing.T, fixtures []string, dir string, edit func(fil
 		}
 		p := filepath.Join(dir, fmt.Sprintf("%03d-%s-%s", i, filepath.Base(filepath.Dir(f)), filepath.Base(f)))
 		writeFile(t, p, string(enc))
+		copyLogEvents(t, f, p, ids)
 		out = append(out, p)
 	}
 	return out
+}
+
+// copyLogEvents writes the GenAI log events beside capture f (NAME.logs.json)
+// beside its copy, their trace IDs mapped as the copy's spans were, so a
+// replay of the copy sends them with it.
+func copyLogEvents(t *testing.T, f, copyPath string, ids map[pcommon.TraceID]pcommon.TraceID) {
+	t.Helper()
+	ld := logsBeside(t, f)
+	if ld == (plog.Logs{}) {
+		return
+	}
+	trajectory.ForEachLogRecord(ld, func(lr plog.LogRecord) {
+		if id, ok := ids[lr.TraceID()]; ok {
+			lr.SetTraceID(id)
+		}
+	})
+	enc, err := (&plog.JSONMarshaler{}).MarshalLogs(ld)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, strings.TrimSuffix(copyPath, ".json")+".logs.json", string(enc))
 }
 
 // ---- the webhook receiver ----

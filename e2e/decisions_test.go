@@ -339,6 +339,8 @@ processors:
   triage:
     metrics_flush_interval: 1s
 exporters:
+  debug:
+    verbosity: basic
   recovery_webhook:
     endpoint: %s
     secret: %s
@@ -379,6 +381,10 @@ exporters:
     logs:
       receivers: [triage]
       exporters: %s
+    logs/genai:
+      receivers: [otlp]
+      processors: [triage]
+      exporters: [debug]
 `, traceExporters, logExporters)
 	if c.promPort != 0 {
 		b.WriteString("    metrics:\n      receivers: [triage]\n      exporters: [prometheus]\n")

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/triage-otel/triage/trajectory"
@@ -32,6 +33,9 @@ const (
 	// short so the root-less trace is decided quickly, long enough that the
 	// "not decided before decision_wait" check means something.
 	decisionWait = 2 * time.Second
+	// logsWait bounds how long a trace waits for its log events; the
+	// late-logs case sends them logsWait/4 after its spans.
+	logsWait = 8 * time.Second
 
 	// Upper bounds for the waits below; generous because the machine is small
 	// and shared. They bound the test, they are not assertions on speed.
@@ -87,13 +91,38 @@ func TestCollectorEndToEnd(t *testing.T) {
 	// can decide it.
 	rootless := writeRootlessFixture(t, fixtures, filepath.Join(work, "rootless.json"))
 
+	// A copy of a capture whose failure is only in its GenAI log events,
+	// under a fresh trace ID, whose logs are sent after its spans (the
+	// replay of a capture sends its .logs.json first): the processor must
+	// hold it, having seen that instrumentation emit events, until they
+	// arrive. Its logs file is not named NAME.logs.json, so neither replay
+	// nor classify joins it on its own.
+	late := writeLateLogsFixture(t, shared, work)
+
 	want := classify(t, triage, constraints, append(append([]string{}, fixtures...), rootless.path))
+	want = append(want, classifyWith(t, triage, constraints, []string{"--logs", late.logsPath}, []string{late.path})...)
+	logsJoined := 0
+	for _, w := range want {
+		if strings.HasSuffix(w.File, "constraint_leak.json") && w.FailureType == "constraint_ignored" && hasLogsBeside(w.File, late) {
+			logsJoined++
+		}
+	}
+	if logsJoined < 3 {
+		t.Fatalf("triage classify finds constraint_ignored in %d captures whose answer is only in log events (want openai-otel, openai-edot and the late copy): the logs comparison would be vacuous", logsJoined)
+	}
+	sentLogRecords := late.records
+	for _, f := range fixtures {
+		if ld := logsBeside(t, f); ld != (plog.Logs{}) {
+			sentLogRecords += ld.LogRecordCount()
+		}
+	}
 
 	ports := freePorts(t, 2)
 	grpcPort, httpPort := ports[0], ports[1]
 	outPath := filepath.Join(work, "annotated-spans.json")
+	logsOutPath := filepath.Join(work, "forwarded-logs.json")
 	cfgPath := filepath.Join(work, "otelcol.yaml")
-	writeFile(t, cfgPath, testConfig(grpcPort, httpPort, outPath, constraints))
+	writeFile(t, cfgPath, testConfig(grpcPort, httpPort, outPath, logsOutPath, constraints))
 
 	col := startCollector(t, otelcol, cfgPath, filepath.Join(work, "otelcol.log"))
 	endpoint := fmt.Sprintf("http://127.0.0.1:%d", httpPort)
@@ -103,6 +132,11 @@ func TestCollectorEndToEnd(t *testing.T) {
 
 	rootlessSent := time.Now()
 	run(t, time.Minute, triage, "replay", "--endpoint", endpoint, rootless.path)
+
+	// The late-logs copy: spans, a pause well within logs_wait, then logs.
+	run(t, time.Minute, triage, "replay", "--endpoint", endpoint, late.path)
+	time.Sleep(logsWait / 4)
+	run(t, time.Minute, triage, "replay", "--endpoint", endpoint, late.logsPath)
 
 	// Wait until every run's root span (or, when the root never arrived,
 	// the spans standing in for it) carries a verdict, then compare.
@@ -212,6 +246,23 @@ func TestCollectorEndToEnd(t *testing.T) {
 			t.Errorf("span %s of the root-less trace %s was not forwarded", id, rootless.traceID)
 		}
 	}
+
+	// Every log record went on through the logs pipeline, unchanged in
+	// number (the processor forwards them, joined or not).
+	var forwardedLogs int
+	logsDeadline := time.Now().Add(outputTimeout)
+	for {
+		forwardedLogs = 0
+		forEachExportedLogRecord(t, logsOutPath, func(plog.LogRecord) { forwardedLogs++ })
+		if forwardedLogs >= sentLogRecords || time.Now().After(logsDeadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if forwardedLogs != sentLogRecords {
+		t.Errorf("the logs pipeline forwarded %d log records, %d were sent", forwardedLogs, sentLogRecords)
+	}
+	t.Logf("log records: %d sent, %d forwarded; %d runs whose answer is only in log events compared", sentLogRecords, forwardedLogs, logsJoined)
 
 	col.stop(t)
 }
@@ -478,7 +529,13 @@ func readTraces(t *testing.T, path string) ptrace.Traces {
 // tagged with its file for error messages.
 func classify(t *testing.T, triage string, constraints, files []string) []classifyLine {
 	t.Helper()
-	var flags []string
+	return classifyWith(t, triage, constraints, nil, files)
+}
+
+// classifyWith is classify with more flags (e.g. --logs FILE).
+func classifyWith(t *testing.T, triage string, constraints, extra, files []string) []classifyLine {
+	t.Helper()
+	flags := append([]string(nil), extra...)
 	for _, c := range constraints {
 		flags = append(flags, "--constraint", c)
 	}
@@ -516,7 +573,7 @@ func classify(t *testing.T, triage string, constraints, files []string) []classi
 // testConfig is the collector config of the test: OTLP in on the given
 // loopback ports, triage with a short decision_wait, annotated spans out to
 // a file (JSON lines of ExportTraceServiceRequest) and the debug log.
-func testConfig(grpcPort, httpPort int, outPath string, constraints []string) string {
+func testConfig(grpcPort, httpPort int, outPath, logsOutPath string, constraints []string) string {
 	// JSON strings are valid YAML scalars, whatever the constraint holds.
 	global, err := json.Marshal(constraints)
 	if err != nil {
@@ -532,6 +589,7 @@ func testConfig(grpcPort, httpPort int, outPath string, constraints []string) st
 processors:
   triage:
     decision_wait: %s
+    logs_wait: %s
     num_traces: 10000
     constraints:
       global: %s
@@ -539,6 +597,9 @@ exporters:
   debug:
     verbosity: basic
   file:
+    path: %s
+    flush_interval: 100ms
+  file/logs:
     path: %s
     flush_interval: 100ms
 service:
@@ -550,7 +611,11 @@ service:
       receivers: [otlp]
       processors: [triage]
       exporters: [file, debug]
-`, grpcPort, httpPort, decisionWait, global, outPath)
+    logs:
+      receivers: [otlp]
+      processors: [triage]
+      exporters: [file/logs]
+`, grpcPort, httpPort, decisionWait, logsWait, global, outPath, logsOutPath)
 }
 
 // ---- the collector process ----
@@ -857,4 +922,37 @@ func tail(s string, n int) string {
 		return "…" + s[len(s)-n:]
 	}
 	return s
+}
+
+// ---- GenAI log events ----
+
+type lateLogsFixture struct {
+	path, logsPath string
+	records        int
+}
+
+// writeLateLogsFixture copies openai-otel/constraint_leak and its log
+// events under one fresh trace ID; the events go to a file not named
+// NAME.logs.json.
+func writeLateLogsFixture(t *testing.T, shared, work string) lateLogsFixture {
+	t.Helper()
+	src := filepath.Join(shared, "fixtures", "frameworks", "openai-otel", "constraint_leak")
+	copies := freshTraceCopies(t, []string{src + ".json"}, filepath.Join(work, "late"), nil)
+	records := logsBeside(t, copies[0]).LogRecordCount()
+	logsPath := strings.TrimSuffix(copies[0], ".json") + ".logs.json"
+	events := strings.TrimSuffix(copies[0], ".json") + ".events.json"
+	if err := os.Rename(logsPath, events); err != nil {
+		t.Fatal(err)
+	}
+	return lateLogsFixture{path: copies[0], logsPath: events, records: records}
+}
+
+// hasLogsBeside reports whether a capture's GenAI events reach the
+// collector with it: a NAME.logs.json beside it, or the late copy's.
+func hasLogsBeside(capture string, late lateLogsFixture) bool {
+	if capture == late.path {
+		return true
+	}
+	_, err := os.Stat(strings.TrimSuffix(capture, ".json") + ".logs.json")
+	return err == nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
 // GenAI events on logs. Instrumentations that follow the current GenAI
@@ -252,4 +253,12 @@ func (ev *spanEvents) fill(c *spanCtx, st *Step) {
 			st.FinishReasons = attrStrings(m, "gen_ai.response.finish_reasons")
 		}
 	}
+}
+
+// IsLLMSpan reports whether a span is a model call under the conventions
+// Build reads: the spans whose GenAI log events a consumer may wait for.
+func IsLLMSpan(sp ptrace.Span, res pcommon.Resource, scope string) bool {
+	n := node{c: spanCtx{sp: sp, attrs: sp.Attributes(), res: res, scope: scope}}
+	classify(&n)
+	return n.role == roleLLM
 }

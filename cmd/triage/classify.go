@@ -90,6 +90,8 @@ func runClassify(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	explain := fs.Bool("explain", false, "print the trajectory and the reasoning for humans instead of JSON lines")
 	skipEmpty := fs.Bool("skip-empty", false, "report a file without spans and go on, instead of exiting 1 for it")
 	lf := addLLMFlags(fs, true)
+	var logFiles stringList
+	fs.Var(&logFiles, "logs", "OTLP/JSON logs `file` whose GenAI events are joined to the spans of every FILE (repeatable; NAME.logs.json beside NAME.json is joined without it)")
 	files, err := parseInterleaved(fs, args)
 	if err != nil {
 		return exitUsage
@@ -107,10 +109,19 @@ func runClassify(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if !ok {
 		return exitUsage
 	}
+	extraLogs, err := readLogFiles(logFiles)
+	if err != nil {
+		fmt.Fprintf(stderr, "triage classify: --logs: %v\n", err)
+		return exitFailed
+	}
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
 	code := exitOK
 	for _, f := range files {
+		if c := companionListed(f, files); c != "" {
+			fmt.Fprintf(stderr, "triage classify: %s is joined to %s\n", f, c)
+			continue
+		}
 		td, errs := readTracesArg(f, stdin)
 		for _, err := range errs {
 			fmt.Fprintf(stderr, "triage classify: %v\n", err)
@@ -127,9 +138,15 @@ func runClassify(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			}
 			continue
 		}
-		results := evalset.ClassifyTracesWith(cl, model, td)
+		opts, records, err := logsOptions(f, extraLogs)
+		if err != nil {
+			fmt.Fprintf(stderr, "triage classify: %v\n", err)
+			code = exitFailed
+			continue
+		}
+		results := evalset.ClassifyTracesWith(cl, model, td, opts...)
 		if *explain {
-			explainFile(stdout, argName(f), td.SpanCount(), results, model)
+			explainFile(stdout, argName(f), td.SpanCount(), records, results, model)
 			continue
 		}
 		for _, r := range results {

@@ -16,8 +16,12 @@ const maxShown = 160
 
 // explainFile prints, for humans, each run's trajectory and the reasoning
 // that led to its verdict.
-func explainFile(w io.Writer, file string, spans int, results []evalset.RunResult, model *llm.Consultant) {
-	fmt.Fprintf(w, "%s: spans %d, runs %d\n", file, spans, len(results))
+func explainFile(w io.Writer, file string, spans, logRecords int, results []evalset.RunResult, model *llm.Consultant) {
+	fmt.Fprintf(w, "%s: spans %d, runs %d", file, spans, len(results))
+	if logRecords > 0 {
+		fmt.Fprintf(w, ", log records %d", logRecords)
+	}
+	fmt.Fprintln(w)
 	for i, r := range results {
 		run := r.Run
 		fmt.Fprintf(w, "\nrun %d/%d  trace %s  root span %s %q", i+1, len(results), run.TraceID, run.RootSpanID, run.RootName)

@@ -2,7 +2,7 @@
 // scores the classifier on labelled sets, and replays captures to a
 // collector.
 //
-//	triage classify [--constraint S]... [--explain] [--skip-empty] [--llm-endpoint URL --llm-model M] [--corrections F] FILE...
+//	triage classify [--constraint S]... [--logs FILE]... [--explain] [--skip-empty] [--llm-endpoint URL --llm-model M] [--corrections F] FILE...
 //	triage eval [--labels FILE]... [--corpus FILE]... [--corrections F FILE...] [--verbose] [--llm-endpoint URL --llm-model M]
 //	triage eval --labels FILE... --matrix [--harness DIR]
 //	triage replay [--endpoint URL] [--fresh-ids] FILE...
@@ -23,9 +23,10 @@ func main() {
 }
 
 const usage = `usage:
-  triage classify [--constraint S]... [--explain] [--skip-empty] [--corrections F] FILE...
+  triage classify [--constraint S]... [--logs FILE]... [--explain] [--skip-empty] [--corrections F] FILE...
       classify every agent run in OTLP/JSON trace files ("-": standard input); one JSON
-      object per run per line (--explain: the trajectory and the reasoning, for humans).
+      object per run per line (--explain: the trajectory and the reasoning, for humans);
+      GenAI log events in NAME.logs.json beside NAME.json, and in --logs files, are joined.
       A request of a multi-request file that cannot be read is reported and the others
       are classified; a file without spans exits 1 (--skip-empty: report it, go on)
   triage eval [--labels FILE]... [--corpus FILE]... [--corrections F FILE...] [--verbose]
@@ -40,7 +41,8 @@ const usage = `usage:
       --llm-endpoint URL) is set, with $TRIAGE_LLM_MODEL (--llm-model) and $TRIAGE_LLM_API_KEY;
       --llm-max-tokens, --llm-timeout; only gated answers are kept (see README)
   triage replay [--endpoint URL] [--fresh-ids] FILE...
-      POST OTLP/JSON files to <endpoint>/v1/traces (default http://localhost:4318)
+      POST OTLP/JSON files to <endpoint>/v1/traces (default http://localhost:4318), and
+      log events (NAME.logs.json beside NAME.json, or a logs file alone) to <endpoint>/v1/logs
   triage sink [--listen HOST:PORT] [--secret S] [--tolerance D] [--read-timeout D] [--write-timeout D]
               [--idle-timeout D] [--max-body N]
       local webhook receiver for the recovery_webhook exporter (default localhost:9000):

@@ -85,7 +85,15 @@ func TestClassifyMatchesLibrary(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			runs := trajectory.Build(td)
+			var opts []trajectory.Option
+			if lf := evalset.LogsFileFor(c.Path); lf != "" {
+				ld, err := evalset.ReadLogs(lf)
+				if err != nil {
+					t.Fatal(err)
+				}
+				opts = append(opts, trajectory.WithLogs(ld))
+			}
+			runs := trajectory.Build(td, opts...)
 			lines := nonEmptyLines(stdout)
 			if td.SpanCount() > 0 && len(runs) == 0 {
 				t.Errorf("a capture with %d spans gave no run", td.SpanCount())

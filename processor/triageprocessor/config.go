@@ -47,6 +47,17 @@ type Config struct {
 	// annotations, decision included).
 	DecisionCacheBytes int `mapstructure:"decision_cache_bytes"`
 
+	// LogsWait bounds how long a trace whose root arrived waits for the
+	// GenAI log events (message content) of its LLM spans when the
+	// processor is also in a logs pipeline (see logs.go). 0 never waits.
+	LogsWait time.Duration `mapstructure:"logs_wait"`
+	// MaxLogRecordsPerTrace caps the GenAI log records held for one trace;
+	// later ones are not joined (counted) but still forwarded.
+	MaxLogRecordsPerTrace int `mapstructure:"max_log_records_per_trace"`
+	// MaxLogBytes caps the protobuf size of all GenAI log records held
+	// (with their trace, or waiting for its first span).
+	MaxLogBytes int `mapstructure:"max_log_bytes"`
+
 	// ErrorMode says what an error evaluating a rule condition does:
 	// ignore (log, count, go on), silent (count, go on) or propagate (log
 	// at error level, count, stop evaluating rules for that trace and mark
@@ -132,6 +143,15 @@ func (c *Config) Validate() error {
 	}
 	if c.DecisionCacheBytes <= 0 {
 		errs = append(errs, fmt.Errorf("decision_cache_bytes must be greater than 0, got %d", c.DecisionCacheBytes))
+	}
+	if c.LogsWait < 0 {
+		errs = append(errs, fmt.Errorf("logs_wait must not be negative, got %v", c.LogsWait))
+	}
+	if c.MaxLogRecordsPerTrace <= 0 {
+		errs = append(errs, fmt.Errorf("max_log_records_per_trace must be greater than 0, got %d", c.MaxLogRecordsPerTrace))
+	}
+	if c.MaxLogBytes <= 0 {
+		errs = append(errs, fmt.Errorf("max_log_bytes must be greater than 0, got %d", c.MaxLogBytes))
 	}
 	switch c.ErrorMode {
 	case ottl.IgnoreError, ottl.PropagateError, ottl.SilentError:

@@ -168,7 +168,8 @@ func (p *triageProcessor) recordDecided(ctx context.Context, h *heldTrace, d *de
 
 // classifyTrace builds the trace's runs and classifies each.
 func (p *triageProcessor) classifyTrace(ctx context.Context, h *heldTrace) *classifiedTrace {
-	ct := &classifiedTrace{runs: trajectory.Build(h.td)}
+	ct := &classifiedTrace{runs: trajectory.Build(h.td, h.buildOptions()...)}
+	p.recordJoinedLogs(ctx, h)
 	var ruleIncidents map[pcommon.SpanID][]classifier.Incident
 	ruleIncidents, ct.ruleErr = p.evalRules(ctx, h.td)
 	ct.verdicts = make([]classifier.Verdict, len(ct.runs))

@@ -2,6 +2,7 @@ package triageprocessor // import "github.com/triage-otel/triage/processor/triag
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/ottl"
@@ -22,6 +23,10 @@ const (
 	defaultMaxBytes           = 512 << 20
 	defaultDecisionCacheSize  = 100_000
 	defaultDecisionCacheBytes = 64 << 20
+
+	defaultLogsWait              = 5 * time.Second
+	defaultMaxLogRecordsPerTrace = 2_000
+	defaultMaxLogBytes           = 64 << 20
 )
 
 // NewFactory returns the factory of the triage processor (type "triage").
@@ -30,29 +35,67 @@ func NewFactory() processor.Factory {
 		metadata.Type,
 		createDefaultConfig,
 		processor.WithTraces(createTracesProcessor, metadata.TracesStability),
+		processor.WithLogs(createLogsProcessor, metadata.LogsStability),
 	)
 }
 
 func createDefaultConfig() component.Config {
 	return &Config{
-		DecisionWait:       defaultDecisionWait,
-		NumTraces:          defaultNumTraces,
-		MaxSpansPerTrace:   defaultMaxSpansPerTrace,
-		MaxTraceBytes:      defaultMaxTraceBytes,
-		MaxBytes:           defaultMaxBytes,
-		DecisionCacheSize:  defaultDecisionCacheSize,
-		DecisionCacheBytes: defaultDecisionCacheBytes,
-		ErrorMode:          ottl.IgnoreError,
-		Recovery:           defaultRecoveryConfig(),
-		LLM:                defaultLLMConfig(),
+		DecisionWait:          defaultDecisionWait,
+		NumTraces:             defaultNumTraces,
+		MaxSpansPerTrace:      defaultMaxSpansPerTrace,
+		MaxTraceBytes:         defaultMaxTraceBytes,
+		MaxBytes:              defaultMaxBytes,
+		DecisionCacheSize:     defaultDecisionCacheSize,
+		DecisionCacheBytes:    defaultDecisionCacheBytes,
+		LogsWait:              defaultLogsWait,
+		MaxLogRecordsPerTrace: defaultMaxLogRecordsPerTrace,
+		MaxLogBytes:           defaultMaxLogBytes,
+		ErrorMode:             ottl.IgnoreError,
+		Recovery:              defaultRecoveryConfig(),
+		LLM:                   defaultLLMConfig(),
 	}
 }
 
+// createTracesProcessor returns the traces instance of the component's
+// state, shared with its logs instances (shared.go).
 func createTracesProcessor(
 	_ context.Context,
 	set processor.Settings,
 	cfg component.Config,
 	next consumer.Traces,
 ) (processor.Traces, error) {
-	return newTriageProcessor(set, cfg.(*Config), next)
+	if next == nil {
+		return nil, errors.New("nil next consumer")
+	}
+	p, release, err := states.acquire(cfg.(*Config), true, func() (*triageProcessor, error) {
+		return newCore(set, cfg.(*Config))
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.next = next
+	p.releaseTraces = release
+	return p, nil
+}
+
+// createLogsProcessor returns a logs instance: it forwards every log record
+// unchanged and joins the GenAI events among them to the traces the shared
+// state holds.
+func createLogsProcessor(
+	_ context.Context,
+	set processor.Settings,
+	cfg component.Config,
+	next consumer.Logs,
+) (processor.Logs, error) {
+	if next == nil {
+		return nil, errors.New("nil next consumer")
+	}
+	p, release, err := states.acquire(cfg.(*Config), false, func() (*triageProcessor, error) {
+		return newCore(set, cfg.(*Config))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &logsProcessor{p: p, next: next, release: release}, nil
 }

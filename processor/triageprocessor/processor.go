@@ -58,6 +58,11 @@ type heldTrace struct {
 	// decision and forwarded with the trace.
 	late    ptrace.Traces
 	lateCur cursor
+
+	// logs are the GenAI log events held for the trace (logs.go); logsDue,
+	// once its root arrived, is how long it waits for the rest of them.
+	logs    *traceLogs
+	logsDue time.Time
 }
 
 type triageProcessor struct {
@@ -92,6 +97,11 @@ type triageProcessor struct {
 	// root_wait for spans from other services. Entries whose trace already
 	// left the buffer are skipped.
 	rootDue []*heldTrace
+	// logs holds the GenAI log events of a logs pipeline (logs.go).
+	logs logState
+	// releaseTraces releases the traces instance's hold on the state
+	// shared with the logs instances (shared.go); true when it was the last.
+	releaseTraces func() bool
 
 	lifecycleMu sync.Mutex
 	stop        chan struct{}
@@ -106,10 +116,23 @@ type triageProcessor struct {
 
 var _ processor.Traces = (*triageProcessor)(nil)
 
+// newTriageProcessor returns a traces processor with a state of its own.
 func newTriageProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*triageProcessor, error) {
 	if next == nil {
 		return nil, errors.New("nil next consumer")
 	}
+	p, err := newCore(set, cfg)
+	if err != nil {
+		return nil, err
+	}
+	p.next = next
+	p.releaseTraces = onceTrue()
+	return p, nil
+}
+
+// newCore returns the state of a component: the traces instance is the
+// state itself once next is set; logs instances share it (shared.go).
+func newCore(set processor.Settings, cfg *Config) (*triageProcessor, error) {
 	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
 	if err != nil {
 		return nil, err
@@ -141,6 +164,11 @@ func newTriageProcessor(set processor.Settings, cfg *Config, next consumer.Trace
 		tb.Shutdown()
 		return nil, fmt.Errorf("recovery.redaction: %w", err)
 	}
+	logs, err := newLogState(cfg)
+	if err != nil {
+		tb.Shutdown()
+		return nil, fmt.Errorf("num_traces: %w", err)
+	}
 	var rec *recoverer
 	if cfg.Recovery.Enabled {
 		if rec, err = newRecoverer(&cfg.Recovery, redactor, tb, set.Logger); err != nil {
@@ -171,7 +199,7 @@ func newTriageProcessor(set processor.Settings, cfg *Config, next consumer.Trace
 		recovery:    rec,
 		cfg:         cfg,
 		logger:      set.Logger,
-		next:        next,
+		logs:        logs,
 		tb:          tb,
 		rules:       rules,
 		classifiers: classifiers,
@@ -206,6 +234,9 @@ func (p *triageProcessor) Start(context.Context, component.Host) error {
 	if p.cfg.RootWait > 0 {
 		wait = min(wait, p.cfg.RootWait)
 	}
+	if p.cfg.LogsWait > 0 {
+		wait = min(wait, p.cfg.LogsWait)
+	}
 	go p.tickLoop(p.stop, tickInterval(wait))
 	return nil
 }
@@ -230,9 +261,18 @@ func (p *triageProcessor) tickLoop(stop <-chan struct{}, every time.Duration) {
 	}
 }
 
-// Shutdown stops the ticker, then decides and forwards every trace still
-// held.
+// Shutdown (of the traces instance) stops the ticker, then decides and
+// forwards every trace still held; the last instance of a shared state
+// also releases its resources.
 func (p *triageProcessor) Shutdown(ctx context.Context) error {
+	err := p.shutdownTraces(ctx)
+	if p.releaseTraces() {
+		err = errors.Join(err, p.closeState(ctx))
+	}
+	return err
+}
+
+func (p *triageProcessor) stopTicker() {
 	p.lifecycleMu.Lock()
 	if p.stop != nil {
 		close(p.stop)
@@ -240,6 +280,12 @@ func (p *triageProcessor) Shutdown(ctx context.Context) error {
 		p.stop = nil
 	}
 	p.lifecycleMu.Unlock()
+}
+
+// shutdownTraces stops the ticker, then decides and forwards every trace
+// still held.
+func (p *triageProcessor) shutdownTraces(ctx context.Context) error {
+	p.stopTicker()
 
 	p.mu.Lock()
 	p.closed = true
@@ -255,16 +301,24 @@ func (p *triageProcessor) Shutdown(ctx context.Context) error {
 	p.recordHeld(ctx, dTraces, dSpans)
 
 	p.finish(ctx, toDecide, ptrace.Traces{})
-	var err error
 	if p.llm != nil {
-		// Before the recovery history closes: held traces still take
-		// their decisions when the cancelled consultations return.
-		err = p.llm.stop(ctx)
+		// Before the recovery history closes (closeState), and while the
+		// traces exporters still run: held traces still take their
+		// decisions when the cancelled consultations return.
+		return p.llm.stop(ctx)
 	}
+	return nil
+}
+
+// closeState releases the resources of the state once its last instance
+// shut down.
+func (p *triageProcessor) closeState(context.Context) error {
+	p.stopTicker()
+	var err error
 	if p.recovery != nil {
 		// After the last decisions: this closes the Redis connections.
 		if cerr := p.recovery.close(); cerr != nil {
-			err = errors.Join(err, fmt.Errorf("closing the recovery history: %w", cerr))
+			err = fmt.Errorf("closing the recovery history: %w", cerr)
 		}
 	}
 	p.tb.Shutdown()
@@ -285,10 +339,16 @@ func (p *triageProcessor) decideExpired(ctx context.Context) {
 		if h.trigger != "" {
 			continue // evicted, cut or shut down meanwhile
 		}
+		if p.waitForLogs(h, h.rootDue.Add(-p.cfg.RootWait), now) {
+			continue
+		}
 		p.held.Remove(h.id)
 		dTraces, dSpans = dTraces-1, dSpans-h.spans
 		toDecide = append(toDecide, p.startDeciding(h, triggerRoot))
 	}
+	toDecide, lt, ls := p.decideLogsDue(now, toDecide)
+	dTraces, dSpans = dTraces+lt, dSpans+ls
+	expiredLogs := p.expirePendingLogs(now)
 	for {
 		_, h, ok := p.held.GetOldest()
 		if !ok || now.Sub(h.lastSeen) < p.cfg.DecisionWait {
@@ -300,6 +360,10 @@ func (p *triageProcessor) decideExpired(ctx context.Context) {
 	}
 	p.mu.Unlock()
 	p.recordHeld(ctx, dTraces, dSpans)
+	if expiredLogs > 0 {
+		p.tb.ProcessorTriageLogRecordsHeld.Add(ctx, -expiredLogs)
+		p.tb.ProcessorTriageLogRecordsDropped.Add(ctx, expiredLogs, metric.WithAttributes(attribute.String("reason", dropExpired)))
+	}
 	p.finish(ctx, toDecide, ptrace.Traces{})
 }
 
@@ -372,6 +436,7 @@ func (p *triageProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 						toDecide = append(toDecide, p.startDeciding(old, triggerEvicted))
 					}
 					h = &heldTrace{id: tid, td: ptrace.NewTraces(), firstSeen: now}
+					p.attachPendingLogs(h)
 					p.held.Add(tid, h)
 					dTraces++
 				}
@@ -435,6 +500,9 @@ func (p *triageProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 			p.rootDue = append(p.rootDue, h)
 			continue
 		}
+		if p.waitForLogs(h, now, now) {
+			continue
+		}
 		p.held.Remove(h.id)
 		dTraces, dSpans = dTraces-1, dSpans-h.spans
 		toDecide = append(toDecide, p.startDeciding(h, triggerRoot))
@@ -483,6 +551,7 @@ func (p *triageProcessor) startDeciding(h *heldTrace, trigger string) *heldTrace
 	h.trigger = trigger
 	p.heldSpans -= h.spans
 	p.heldBytes -= h.bytes
+	p.releaseLogs(h)
 	p.deciding[h.id] = h
 	return h
 }

@@ -41,6 +41,9 @@ type TelemetryBuilder struct {
 	ProcessorTriageLlmPending             metric.Int64UpDownCounter
 	ProcessorTriageLlmRejections          metric.Int64Counter
 	ProcessorTriageLlmSkipped             metric.Int64Counter
+	ProcessorTriageLogRecordsDropped      metric.Int64Counter
+	ProcessorTriageLogRecordsHeld         metric.Int64UpDownCounter
+	ProcessorTriageLogRecordsJoined       metric.Int64Counter
 	ProcessorTriageRecoveryDecisions      metric.Int64Counter
 	ProcessorTriageRecoveryDegraded       metric.Int64Counter
 	ProcessorTriageRecoveryErrors         metric.Int64Counter
@@ -189,6 +192,24 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_triage_llm_skipped",
 		metric.WithDescription("Runs left unknown that the model was not asked about, by reason (not-retryable unknowns are never asked). [Development]"),
 		metric.WithUnit("{runs}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorTriageLogRecordsDropped, err = builder.meter.Int64Counter(
+		"otelcol_processor_triage_log_records_dropped",
+		metric.WithDescription("GenAI log records not joined to their trace's decision, by reason (every log record is still forwarded unchanged). [Development]"),
+		metric.WithUnit("{records}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorTriageLogRecordsHeld, err = builder.meter.Int64UpDownCounter(
+		"otelcol_processor_triage_log_records_held",
+		metric.WithDescription("GenAI log records currently held, with their trace or waiting for its first span. [Development]"),
+		metric.WithUnit("{records}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorTriageLogRecordsJoined, err = builder.meter.Int64Counter(
+		"otelcol_processor_triage_log_records_joined",
+		metric.WithDescription("GenAI log records joined to their trace when it was decided. [Development]"),
+		metric.WithUnit("{records}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorTriageRecoveryDecisions, err = builder.meter.Int64Counter(

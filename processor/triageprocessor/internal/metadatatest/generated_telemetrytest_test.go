@@ -37,6 +37,9 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ProcessorTriageLlmPending.Add(context.Background(), 1)
 	tb.ProcessorTriageLlmRejections.Add(context.Background(), 1)
 	tb.ProcessorTriageLlmSkipped.Add(context.Background(), 1)
+	tb.ProcessorTriageLogRecordsDropped.Add(context.Background(), 1)
+	tb.ProcessorTriageLogRecordsHeld.Add(context.Background(), 1)
+	tb.ProcessorTriageLogRecordsJoined.Add(context.Background(), 1)
 	tb.ProcessorTriageRecoveryDecisions.Add(context.Background(), 1)
 	tb.ProcessorTriageRecoveryDegraded.Add(context.Background(), 1)
 	tb.ProcessorTriageRecoveryErrors.Add(context.Background(), 1)
@@ -87,6 +90,15 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorTriageLlmSkipped(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorTriageLogRecordsDropped(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorTriageLogRecordsHeld(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorTriageLogRecordsJoined(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorTriageRecoveryDecisions(t, testTel,
