@@ -34,7 +34,7 @@ const (
 	// "not decided before decision_wait" check means something.
 	decisionWait = 2 * time.Second
 	// logsWait bounds how long a trace waits for its log events; the
-	// late-logs case sends them logsWait/4 after its spans.
+	// late-logs case sends them decisionWait+1s after its spans.
 	logsWait = 8 * time.Second
 
 	// Upper bounds for the waits below; generous because the machine is small
@@ -133,9 +133,11 @@ func TestCollectorEndToEnd(t *testing.T) {
 	rootlessSent := time.Now()
 	run(t, time.Minute, triage, "replay", "--endpoint", endpoint, rootless.path)
 
-	// The late-logs copy: spans, a pause well within logs_wait, then logs.
+	// The late-logs copy: spans, a pause longer than decision_wait (which
+	// must not decide a trace whose root arrived) and well within
+	// logs_wait, then logs.
 	run(t, time.Minute, triage, "replay", "--endpoint", endpoint, late.path)
-	time.Sleep(logsWait / 4)
+	time.Sleep(decisionWait + time.Second)
 	run(t, time.Minute, triage, "replay", "--endpoint", endpoint, late.logsPath)
 
 	// Wait until every run's root span (or, when the root never arrived,

@@ -419,3 +419,18 @@ func (p *triageProcessor) recordJoinedLogs(ctx context.Context, h *heldTrace) {
 	p.tb.ProcessorTriageLogRecordsHeld.Add(ctx, -n)
 	p.tb.ProcessorTriageLogRecordsJoined.Add(ctx, n)
 }
+
+// keepForLogs reports whether the decision_wait expiry must leave a held
+// trace alone because its root arrived and it waits for its log events
+// (logs_wait decides it: decision_wait is for traces whose root has not
+// arrived); it is moved to the recent end of the buffer so the expiry
+// looks at the next one. waiting counts the traces kept in this pass, so
+// the caller stops once it has seen them all. Called with p.mu held.
+func (p *triageProcessor) keepForLogs(h *heldTrace, now time.Time, waiting *int) bool {
+	if h.logsDue.IsZero() || !now.Before(h.logsDue) {
+		return false
+	}
+	*waiting++
+	p.held.Get(h.id)
+	return true
+}

@@ -376,3 +376,39 @@ func loadLogsFixture(t *testing.T, rel string) plog.Logs {
 	require.NoError(t, err)
 	return ld
 }
+
+// decision_wait is for traces whose root has not arrived: it does not cut
+// short a trace whose root arrived and that waits for its log events, even
+// when every held trace waits.
+func TestWaitingForLogsOutlivesDecisionWait(t *testing.T) {
+	h := newLogsHarness(t, func(c *Config) {
+		c.DecisionWait = time.Second
+		c.LogsWait = 4 * time.Second
+	})
+	h.sendLogs(leakEvents(traceID(1))) // learn the emitter
+	h.send(agentTrace(traceID(1), "svc", genaiRun("")...))
+	require.Equal(t, 4, h.sink.SpanCount())
+
+	h.send(agentTrace(traceID(2), "svc", genaiRun("")...))       // waits for logs
+	h.send(agentTrace(traceID(3), "svc", genaiRun("")...))       // waits for logs
+	h.send(agentTrace(traceID(4), "other", genaiRun("")[:3]...)) // no root: decision_wait
+	h.now = h.now.Add(2 * time.Second)
+	h.p.decideExpired(context.Background())
+	assert.Equal(t, 7, h.sink.SpanCount(), "only the rootless trace was decided by decision_wait")
+	assert.Equal(t, int64(1), sumValue(t, h.harness, "traces_decided", attribute.String("trigger", "decision_wait")))
+
+	// The logs of trace 3 arrive after decision_wait: still joined.
+	h.sendLogs(leakEvents(traceID(3)))
+	require.Equal(t, 11, h.sink.SpanCount())
+	for _, root := range h.forwarded()[spanID(1)] {
+		if root.TraceID() == traceID(3) {
+			got, _ := strAttr(root, attrFailureType)
+			assert.Equal(t, "constraint_ignored", got)
+		}
+	}
+
+	h.now = h.now.Add(3 * time.Second)
+	h.p.decideExpired(context.Background())
+	assert.Equal(t, 15, h.sink.SpanCount())
+	assert.Equal(t, int64(1), sumValue(t, h.harness, "traces_decided", attribute.String("trigger", "logs_wait")))
+}

@@ -349,10 +349,16 @@ func (p *triageProcessor) decideExpired(ctx context.Context) {
 	toDecide, lt, ls := p.decideLogsDue(now, toDecide)
 	dTraces, dSpans = dTraces+lt, dSpans+ls
 	expiredLogs := p.expirePendingLogs(now)
-	for {
+	for waiting := 0; ; {
 		_, h, ok := p.held.GetOldest()
 		if !ok || now.Sub(h.lastSeen) < p.cfg.DecisionWait {
 			break
+		}
+		if p.keepForLogs(h, now, &waiting) {
+			if waiting >= p.held.Len() {
+				break // every trace left waits for its log events
+			}
+			continue
 		}
 		p.held.RemoveOldest()
 		dTraces, dSpans = dTraces-1, dSpans-h.spans
