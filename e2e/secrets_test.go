@@ -214,6 +214,8 @@ connectors:
   triage:
     metrics_flush_interval: 1s
 exporters:
+  debug:
+    verbosity: basic
   prometheus:
     endpoint: 127.0.0.1:%d
   recovery_webhook:
@@ -248,5 +250,9 @@ service:
     logs:
       receivers: [triage]
       exporters: [recovery_webhook]
+    logs/genai:
+      receivers: [otlp]
+      processors: [triage]
+      exporters: [debug]
 `, otlpPort, decisionWait, sessionAttr, promPort, webhookURL, secret, spansPath, telemetryPort)
 }
