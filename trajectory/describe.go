@@ -62,9 +62,13 @@ func spanMetadata(c *spanCtx) (metadataIDs, bool) {
 // describe fills the run's Service, Agent, Session and FinishReason.
 func (b *runBuilder) describe(r *Run, members, roots, agents []int32) {
 	nodes := b.nodes
-	// Look at the agent span first, then the run's root, then the rest in
-	// preorder.
-	ordered := make([]int32, 0, len(members)+2)
+	// Look at the agent span first — the one enclosing the run's first
+	// model call, then the run's top agent spans —, then the run's root,
+	// then the rest in preorder.
+	ordered := make([]int32, 0, len(members)+3)
+	if a := b.agentOfFirstModelCall(r, members); a >= 0 {
+		ordered = append(ordered, a)
+	}
 	ordered = append(ordered, agents...)
 	ordered = append(ordered, roots[0])
 	ordered = append(ordered, members...)
@@ -153,6 +157,39 @@ func (b *runBuilder) describe(r *Run, members, roots, agents []int32) {
 // agentName reads an agent name from one span: the explicit keys, the
 // entity name of a Traceloop agent span, the name of an OpenInference AGENT
 // span.
+// agentOfFirstModelCall returns the agent span nearest above the run's
+// first model call, or -1. A run's outermost agent span is not always the
+// agent: OpenAI Agents (through OpenInference) makes its trace span, named
+// after the workflow ("Agent workflow"), an AGENT span around the agent's
+// own ("travel-assistant"), and a root that is lost on failure leaves only
+// the inner one — the same agent got two names. The agent that makes the
+// model calls is the agent: a supervisor that calls the model before its
+// sub-agents keeps its own name.
+func (b *runBuilder) agentOfFirstModelCall(r *Run, members []int32) int32 {
+	var first pcommon.SpanID
+	for i := range r.Steps {
+		if r.Steps[i].Kind == StepLLM {
+			first = r.Steps[i].SpanID
+			break
+		}
+	}
+	if first.IsEmpty() {
+		return -1
+	}
+	for _, i := range members {
+		if b.nodes[i].c.sp.SpanID() != first {
+			continue
+		}
+		for p := b.nodes[i].parent; p >= 0 && b.mark[p] == b.gen; p = b.nodes[p].parent {
+			if b.nodes[p].role == roleAgent {
+				return p
+			}
+		}
+		return -1
+	}
+	return -1
+}
+
 func agentName(c *spanCtx, isAgentSpan bool) string {
 	if a := firstStr(c.attrs, agentKeys...); a != "" {
 		return a

@@ -219,6 +219,11 @@ type Run struct {
 	RootFound bool
 
 	Service string
+	// Agent is the run's agent: an explicit name (gen_ai.agent.name,
+	// agent.name, ...) or the name of the agent span, read first on the
+	// agent span that encloses the run's first model call (an outer agent
+	// span can be a workflow wrapper), then on the run's top agent span,
+	// its root and the rest; else a weak name (function or workflow id).
 	Agent   string
 	Session string // gen_ai.conversation.id, session.id, ...
 

@@ -3,7 +3,7 @@
 // collector.
 //
 //	triage classify [--constraint S]... [--logs FILE]... [--explain] [--skip-empty] [--llm-endpoint URL --llm-model M] [--corrections F] FILE...
-//	triage eval [--labels FILE]... [--corpus FILE]... [--corrections F FILE...] [--verbose] [--llm-endpoint URL --llm-model M]
+//	triage eval [--labels FILE]... [--corpus FILE]... [--corrections F FILE...] [--verbose] [--strict] [--llm-endpoint URL --llm-model M]
 //	triage eval --labels FILE... --matrix [--harness DIR]
 //	triage replay [--endpoint URL] [--fresh-ids] FILE...
 //	triage sink [--listen HOST:PORT] [--secret S] [--tolerance D] [--read-timeout D] [--max-body N]
@@ -29,10 +29,11 @@ const usage = `usage:
       GenAI log events in NAME.logs.json beside NAME.json, and in --logs files, are joined.
       A request of a multi-request file that cannot be read is reported and the others
       are classified; a file without spans exits 1 (--skip-empty: report it, go on)
-  triage eval [--labels FILE]... [--corpus FILE]... [--corrections F FILE...] [--verbose]
+  triage eval [--labels FILE]... [--corpus FILE]... [--corrections F FILE...] [--verbose] [--strict]
       score the classifier on a labelled capture set (labels.json), string corpora and a
       corrections file (JSONL) over trace FILEs; prints per-type precision/recall, misroutes,
-      false failures, the corrections' coverage and "N passed, N failed"
+      false failures, the corrections' coverage and "N passed, N failed"; exits 1 for a real
+      failure, not for a typed failure answered unknown (--strict: for any)
   triage eval --labels FILE... --matrix [--harness DIR]
       the support matrix as Markdown: stack x scenario -> what triage answers, the
       instrumentation (and, with the capture harness DIR, package) versions, and per stack

@@ -331,8 +331,28 @@ func TestEval(t *testing.T) {
 	if passed+failed+notScorable != len(caps)+len(entries) {
 		t.Errorf("%d passed + %d failed + %d not scorable != %d items", passed, failed, notScorable, len(caps)+len(entries))
 	}
-	if (failed > 0) != (code != 0) {
-		t.Errorf("exit %d with %d failed", code, failed)
+	// The exit status counts the failures other than a typed failure
+	// answered unknown (the safe default); --strict counts them all.
+	hard := 0
+	for _, f := range []func() (evalset.Set, error){
+		func() (evalset.Set, error) { return evalset.ScoreCaptures(labels) },
+		func() (evalset.Set, error) { return evalset.ScoreCorpus(corpus) },
+	} {
+		set, err := f()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range set.Items {
+			if !it.Pass && it.Kind != evalset.KindNotScorable && it.Kind != evalset.KindUnknown {
+				hard++
+			}
+		}
+	}
+	if (hard > 0) != (code != 0) {
+		t.Errorf("exit %d with %d failed, %d of them not unknown", code, failed, hard)
+	}
+	if code, _, _ := runCLI("eval", "--strict", "--labels", labels, "--corpus", corpus); (failed > 0) != (code != 0) {
+		t.Errorf("--strict: exit %d with %d failed", code, failed)
 	}
 	for _, want := range []string{"precision", "recall", "misroutes", "false failures"} {
 		if !strings.Contains(stdout, want) {
