@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -170,14 +171,27 @@ func TestCollectorEndToEnd(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 
-	mismatches, standIns := 0, 0
+	mismatches, standIns, evaluations := 0, 0, 0
 	for _, w := range want {
 		targets := runSpans(spans, w)
 		if len(targets) > 0 && targets[0].spanID != w.RunSpanID {
 			standIns++
 		}
 		wantVals := map[string]string{"verdict": w.Verdict, "failure_type": w.FailureType, "signal": w.Signal, "rule": w.Rule}
+		// The GenAI conventions' evaluation event says the same: label =
+		// the failure type of a failed run, else the verdict.
+		wantLabel := w.Verdict
+		if w.Verdict == "failed" {
+			wantLabel = w.FailureType
+		}
 		for _, sp := range targets {
+			if !slices.Contains(sp.evaluations, wantLabel) {
+				mismatches++
+				t.Errorf("%s run %s/%s, span %s: gen_ai.evaluation.result labels %q, want one %q",
+					filepath.Base(filepath.Dir(w.File))+"/"+filepath.Base(w.File), w.TraceID, w.RunSpanID, sp.spanID, sp.evaluations, wantLabel)
+			} else {
+				evaluations++
+			}
 			for _, c := range comparedAttrs {
 				got := attrString(sp.attrs, c.attr)
 				if got != wantVals[c.name] {
@@ -220,6 +234,11 @@ func TestCollectorEndToEnd(t *testing.T) {
 				t.Errorf("%s: incident span %s was not forwarded", key, in.SpanID)
 				continue
 			}
+			if !slices.Contains(sp.evaluations, in.FailureType) {
+				mismatches++
+				t.Errorf("%s incident span %s: gen_ai.evaluation.result labels %q, want one %q",
+					filepath.Base(filepath.Dir(w.File))+"/"+filepath.Base(w.File), key, sp.evaluations, in.FailureType)
+			}
 			for _, c := range []struct{ attr, want string }{
 				{"triage.failure_type", in.FailureType},
 				{"triage.signal", in.Signal},
@@ -235,8 +254,8 @@ func TestCollectorEndToEnd(t *testing.T) {
 		}
 	}
 
-	t.Logf("compared %d runs from %d fixture files (+1 root-less copy; %d runs without their root span) and %d incident spans: %d mismatching attributes",
-		len(want), len(fixtures), standIns, incidents, mismatches)
+	t.Logf("compared %d runs from %d fixture files (+1 root-less copy; %d runs without their root span; %d evaluation events) and %d incident spans: %d mismatching attributes",
+		len(want), len(fixtures), standIns, evaluations, incidents, mismatches)
 
 	// The root-less trace can only have been decided by the inactivity timer,
 	// which starts when its last span was received (after rootlessSent).
@@ -759,6 +778,9 @@ func waitReady(t *testing.T, c *collector, what string, probe func() (*http.Resp
 type exportedSpan struct {
 	spanID, parentID string
 	attrs            pcommon.Map
+	// evaluations are the score labels of the span's
+	// gen_ai.evaluation.result events.
+	evaluations []string
 }
 
 // readAnnotatedSpans parses the file exporter's output (one
@@ -783,11 +805,17 @@ func forEachExportedSpan(t *testing.T, path string, fn func(key string, sp expor
 			return err
 		}
 		trajectory.ForEachSpan(td, func(s ptrace.Span) {
-			fn(spanKey(s.TraceID().String(), s.SpanID().String()), exportedSpan{
+			sp := exportedSpan{
 				spanID:   s.SpanID().String(),
 				parentID: s.ParentSpanID().String(),
 				attrs:    s.Attributes(),
-			})
+			}
+			for i := 0; i < s.Events().Len(); i++ {
+				if ev := s.Events().At(i); ev.Name() == "gen_ai.evaluation.result" {
+					sp.evaluations = append(sp.evaluations, attrString(ev.Attributes(), "gen_ai.evaluation.score.label"))
+				}
+			}
+			fn(spanKey(s.TraceID().String(), s.SpanID().String()), sp)
 		})
 		return nil
 	})

@@ -58,6 +58,11 @@ type Config struct {
 	// (with their trace, or waiting for its first span).
 	MaxLogBytes int `mapstructure:"max_log_bytes"`
 
+	// EvaluationEvents adds the GenAI conventions' gen_ai.evaluation.result
+	// span event to each decided run's root span and to each incident span
+	// (evaluation.go), beside the triage.* attributes.
+	EvaluationEvents bool `mapstructure:"evaluation_events"`
+
 	// ErrorMode says what an error evaluating a rule condition does:
 	// ignore (log, count, go on), silent (count, go on) or propagate (log
 	// at error level, count, stop evaluating rules for that trace and mark

@@ -42,6 +42,9 @@ type annotation struct {
 	num  float64
 	i    int64
 	flag bool
+	// eval, when set, is not an attribute but a gen_ai.evaluation.result
+	// span event (evaluation.go).
+	eval *evaluation
 }
 
 func strAnn(k, v string) annotation { return annotation{key: k, kind: pcommon.ValueTypeStr, str: v} }
@@ -56,6 +59,9 @@ func boolAnn(k string, v bool) annotation {
 }
 
 func (a annotation) apply(m pcommon.Map) {
+	if a.eval != nil {
+		return // an event, added by addEvaluations
+	}
 	switch a.kind {
 	case pcommon.ValueTypeDouble:
 		m.PutDouble(a.key, a.num)
@@ -100,6 +106,7 @@ func (t *traceAnnotations) annotate(span ptrace.Span) {
 	for _, a := range root {
 		a.apply(attrs)
 	}
+	addEvaluations(span, inc, root)
 }
 
 // classifiedTrace is a trace's runs and their verdicts between
@@ -225,9 +232,9 @@ func (p *triageProcessor) annotateRuns(ctx context.Context, h *heldTrace, ct *cl
 				if inc.SpanID.IsEmpty() {
 					continue
 				}
-				t.incident[inc.SpanID] = append(t.incident[inc.SpanID], incidentAnnotations(inc)...)
+				t.incident[inc.SpanID] = append(t.incident[inc.SpanID], p.evaluated(incidentAnnotations(inc), incidentEvaluation(inc))...)
 			}
-			rootAnns = rootAnnotations(v, ruleErrText)
+			rootAnns = p.evaluated(rootAnnotations(v, ruleErrText), runEvaluation(v))
 			// Asked once per run here; a root annotated later from the
 			// decision cache gets these same annotations, so the decision
 			// (and its attempt in the session) is never taken twice.

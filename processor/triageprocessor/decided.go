@@ -85,6 +85,7 @@ func (d *decided) annotateLate(span ptrace.Span) {
 		a.apply(attrs)
 	}
 	attrs.PutBool(attrLate, true)
+	addEvaluations(span, anns)
 }
 
 func (d *decided) annotateLateAll(td ptrace.Traces) {
@@ -127,6 +128,9 @@ func (d *decided) computeSize() {
 		for i := range anns {
 			if anns[i].str != "" {
 				n += stringBytes + len(anns[i].str)
+			}
+			if e := anns[i].eval; e != nil {
+				n += evaluationBytes + len(e.label) + len(e.explanation)
 			}
 		}
 	}

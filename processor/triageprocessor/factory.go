@@ -51,6 +51,7 @@ func createDefaultConfig() component.Config {
 		LogsWait:              defaultLogsWait,
 		MaxLogRecordsPerTrace: defaultMaxLogRecordsPerTrace,
 		MaxLogBytes:           defaultMaxLogBytes,
+		EvaluationEvents:      true,
 		ErrorMode:             ottl.IgnoreError,
 		Recovery:              defaultRecoveryConfig(),
 		LLM:                   defaultLLMConfig(),

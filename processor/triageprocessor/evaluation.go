@@ -1,0 +1,135 @@
+package triageprocessor // import "github.com/triage-otel/triage/processor/triageprocessor"
+
+import (
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/triage-otel/triage/classifier"
+)
+
+// The GenAI conventions' evaluation event (Development stability), written
+// beside the triage.* attributes so that GenAI-aware backends show the
+// verdict without knowing them: a gen_ai.evaluation.result span event on
+// each decided run's root span (or the spans standing in for a missing
+// root) and on each incident span. The conventions define it with
+// gen_ai.evaluation.name (required), gen_ai.evaluation.score.value and
+// .score.label (conditionally required: when applicable) and
+// gen_ai.evaluation.explanation (recommended), and ask that it be parented
+// to the span evaluated, which a span event is.
+const (
+	eventEvaluationResult = "gen_ai.evaluation.result"
+
+	attrEvaluationName        = "gen_ai.evaluation.name"
+	attrEvaluationScoreLabel  = "gen_ai.evaluation.score.label"
+	attrEvaluationScoreValue  = "gen_ai.evaluation.score.value"
+	attrEvaluationExplanation = "gen_ai.evaluation.explanation"
+
+	// evaluationName names this evaluator.
+	evaluationName = "triage"
+)
+
+// evaluation is one gen_ai.evaluation.result event to add to a span.
+type evaluation struct {
+	label       string  // ok, recovered, or the failure type
+	score       float64 // the confidence
+	hasScore    bool
+	explanation string
+}
+
+// evaluationBytes is what the decision cache accounts for an evaluation
+// kept for a late root, besides its strings' bytes.
+const evaluationBytes = int(unsafe.Sizeof(evaluation{})) + 2*stringBytes
+
+// runEvaluation is the event of a run: label = verdict for ok and recovered
+// runs, the failure type for failed ones; score = the confidence (none for
+// an ok run the classifier gave none); explanation = signal, rule, evidence
+// span (and reason).
+func runEvaluation(v classifier.Verdict) evaluation {
+	e := evaluation{label: string(v.Outcome), score: v.Confidence, hasScore: v.Outcome != classifier.OutcomeOK || v.Confidence > 0}
+	if v.Outcome == classifier.OutcomeFailed && v.FailureType != "" {
+		e.label = string(v.FailureType)
+	}
+	var b strings.Builder
+	b.WriteString("verdict ")
+	b.WriteString(string(v.Outcome))
+	if v.Outcome == classifier.OutcomeFailed {
+		b.WriteString(" (" + string(v.FailureType) + ")")
+	}
+	if v.Outcome == classifier.OutcomeOK && len(v.Incidents) == 0 {
+		b.WriteString(": no incident")
+	}
+	explain(&b, string(v.Signal), v.Rule, v.EvidenceSpanID, v.Reason)
+	if n := len(v.Incidents); n > 0 {
+		b.WriteString("; incidents " + strconv.Itoa(n))
+	}
+	e.explanation = b.String()
+	return e
+}
+
+// incidentEvaluation is the event of an incident span: label = the
+// incident's failure type, score = its confidence.
+func incidentEvaluation(inc classifier.Incident) evaluation {
+	var b strings.Builder
+	b.WriteString("incident " + string(inc.FailureType))
+	if inc.Recovered {
+		b.WriteString(", recovered")
+	} else {
+		b.WriteString(", not recovered")
+	}
+	explain(&b, string(inc.Signal), inc.Rule, inc.SpanID, inc.Reason)
+	return evaluation{label: string(inc.FailureType), score: inc.Confidence, hasScore: true, explanation: b.String()}
+}
+
+func explain(b *strings.Builder, signal, rule string, evidence pcommon.SpanID, reason string) {
+	if signal != "" {
+		b.WriteString("; signal " + signal)
+	}
+	if rule != "" {
+		b.WriteString("; rule " + rule)
+	}
+	if !evidence.IsEmpty() {
+		b.WriteString("; evidence span " + evidence.String())
+	}
+	if reason != "" {
+		b.WriteString("; reason " + reason)
+	}
+}
+
+// evaluated appends the evaluation event to a span's annotations when the
+// processor writes evaluation events.
+func (p *triageProcessor) evaluated(anns []annotation, e evaluation) []annotation {
+	if !p.cfg.EvaluationEvents {
+		return anns
+	}
+	return append(anns, annotation{eval: &e})
+}
+
+// addEvaluations adds the evaluation events among anns to span, stamped at
+// the span's end (the evaluation is of what the span did).
+func addEvaluations(span ptrace.Span, anns ...[]annotation) {
+	for _, list := range anns {
+		for _, a := range list {
+			if a.eval == nil {
+				continue
+			}
+			ev := span.Events().AppendEmpty()
+			ev.SetName(eventEvaluationResult)
+			ts := span.EndTimestamp()
+			if ts == 0 {
+				ts = span.StartTimestamp()
+			}
+			ev.SetTimestamp(ts)
+			m := ev.Attributes()
+			m.PutStr(attrEvaluationName, evaluationName)
+			m.PutStr(attrEvaluationScoreLabel, a.eval.label)
+			if a.eval.hasScore {
+				m.PutDouble(attrEvaluationScoreValue, a.eval.score)
+			}
+			m.PutStr(attrEvaluationExplanation, a.eval.explanation)
+		}
+	}
+}
