@@ -57,8 +57,7 @@ func splitSpans(td ptrace.Traces) []ptrace.Traces {
 	out := make([]ptrace.Traces, len(items))
 	for i, it := range items {
 		b := ptrace.NewTraces()
-		var c cursor
-		appendSpan(b, &c, srcLoc{}, it.rs, it.ss, it.span)
+		it.span.CopyTo(appendScope(b, it.rs, it.ss).AppendEmpty())
 		out[i] = b
 	}
 	return out

@@ -47,7 +47,9 @@ func FuzzConsumeTraces(f *testing.F) {
 		ctx := context.Background()
 		first, second := splitResources(td, int(split))
 		for _, b := range []ptrace.Traces{first, second} {
-			b.MarkReadOnly()
+			if !p.Capabilities().MutatesData {
+				b.MarkReadOnly()
+			}
 			if err := p.ConsumeTraces(ctx, b); err != nil {
 				t.Fatal(err)
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -109,7 +110,7 @@ func newHarness(t *testing.T, mutate func(*Config)) *harness {
 
 func (h *harness) send(td ptrace.Traces) {
 	h.t.Helper()
-	td.MarkReadOnly() // the processor must not mutate its input
+	td = ownedBatch(h.p, td)
 	require.NoError(h.t, h.p.ConsumeTraces(context.Background(), td))
 }
 
@@ -177,5 +178,20 @@ func loadFixture(t *testing.T, rel string) ptrace.Traces {
 	require.NoError(t, err)
 	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(b)
 	require.NoError(t, err)
+	return td
+}
+
+// ownedBatch is what the collector hands a traces consumer: a processor
+// that declares MutatesData takes its input apart, and the test keeps
+// using td, as a second consumer of the batch would, so it gets a copy, as
+// the collector's fan-out gives one; any other gets td read-only (it must
+// not mutate its input).
+func ownedBatch(c consumer.Traces, td ptrace.Traces) ptrace.Traces {
+	if c.Capabilities().MutatesData {
+		own := ptrace.NewTraces()
+		td.CopyTo(own)
+		return own
+	}
+	td.MarkReadOnly()
 	return td
 }

@@ -388,6 +388,12 @@ func (p *triageProcessor) expirePendingLogs(now time.Time) int64 {
 	}
 }
 
+// srcLoc identifies the resource and scope a record came from in one batch.
+type srcLoc struct {
+	batch  uint64
+	rs, ss int
+}
+
 // logCursor is cursor for log records.
 type logCursor struct {
 	loc   srcLoc

@@ -50,8 +50,8 @@ func FuzzConsumeLogs(f *testing.F) {
 		other := agentTrace(traceID(2), "svc", genaiRun("")[:2]...)
 		steps := []func(){
 			func() { ld.MarkReadOnly(); must(t, lc.ConsumeLogs(ctx, ld)) },
-			func() { td.MarkReadOnly(); must(t, tc.ConsumeTraces(ctx, td)) },
-			func() { other.MarkReadOnly(); must(t, tc.ConsumeTraces(ctx, other)) },
+			func() { must(t, tc.ConsumeTraces(ctx, ownedBatch(tc, td))) },
+			func() { must(t, tc.ConsumeTraces(ctx, ownedBatch(tc, other))) },
 		}
 		for i := range steps {
 			steps[(i+int(order))%len(steps)]()

@@ -37,12 +37,11 @@ const (
 	warnInterval = 30 * time.Second
 )
 
-// heldTrace is a trace waiting for its decision. Its spans are copies, so
-// the caller's batch can be reused as soon as ConsumeTraces returns.
+// heldTrace is a trace waiting for its decision. Its spans were moved out
+// of the batches that brought them (the processor owns its input).
 type heldTrace struct {
 	id        pcommon.TraceID
 	td        ptrace.Traces
-	cur       cursor
 	spans     int
 	bytes     int
 	firstSeen time.Time
@@ -56,8 +55,7 @@ type heldTrace struct {
 	// late holds spans that arrived while the trace was being decided
 	// (including spans cut by a limit); they are annotated from the
 	// decision and forwarded with the trace.
-	late    ptrace.Traces
-	lateCur cursor
+	late ptrace.Traces
 
 	// logs are the GenAI log events held for the trace (logs.go); logsDue,
 	// once its root arrived, is how long it waits for the rest of them.
@@ -91,7 +89,6 @@ type triageProcessor struct {
 	decided   *decidedCache
 	heldSpans int
 	heldBytes int
-	batchSeq  uint64
 	closed    bool
 	// rootDue lists, in due order, traces whose root arrived and that wait
 	// root_wait for spans from other services. Entries whose trace already
@@ -211,8 +208,10 @@ func newCore(set processor.Settings, cfg *Config) (*triageProcessor, error) {
 }
 
 func (p *triageProcessor) Capabilities() consumer.Capabilities {
-	// Incoming spans are copied before they are held or annotated.
-	return consumer.Capabilities{MutatesData: false}
+	// Incoming spans are moved into the buffer and annotated in place, not
+	// copied: the pipeline gives the processor a batch of its own (copying
+	// it first only when another consumer shares it).
+	return consumer.Capabilities{MutatesData: true}
 }
 
 // Start starts the single goroutine that decides traces whose root did not
@@ -376,125 +375,97 @@ func (p *triageProcessor) decideExpired(ctx context.Context) {
 // ConsumeTraces buffers the spans by trace. Traces whose root arrived, or
 // that a limit forces out, are decided and forwarded before it returns;
 // spans of traces already decided are annotated and forwarded at once.
+//
+// The batch is taken apart by trace and sized before the lock is taken
+// (groupByTrace); under it, each trace of the batch costs a lookup and a
+// move of its spans.
 func (p *triageProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	now := p.now()
+	groups, invalid := groupByTrace(td, &p.sizer)
 	var (
 		toDecide []*heldTrace
 		rooted   []*heldTrace
-		late     ptrace.Traces
-		lateCur  cursor
+		late     []lateGroup
 		nLate    int64
 		cut      map[string]int64 // spans cut, by limit
-		invalid  map[string]int64 // spans rejected, by the ID they lack
 		evicted  int64
 		dTraces  int
 		dSpans   int
 	)
 
 	p.mu.Lock()
-	p.batchSeq++
-	batch := p.batchSeq
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		rs := rss.At(i)
-		sss := rs.ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			ss := sss.At(j)
-			spans := ss.Spans()
-			for k := 0; k < spans.Len(); k++ {
-				span := spans.At(k)
-				tid := span.TraceID()
-				if reason := invalidSpan(span); reason != "" {
-					invalid = countBy(invalid, reason)
-					continue
-				}
-				loc := srcLoc{batch: batch, rs: i, ss: j}
-
-				if d, ok := p.decided.get(tid); ok {
-					if late == (ptrace.Traces{}) {
-						late = ptrace.NewTraces()
-					}
-					d.annotateLate(appendSpan(late, &lateCur, loc, rs, ss, span))
-					nLate++
-					if d.cutBy != "" {
-						cut = countCut(cut, d.cutBy)
-					}
-					continue
-				}
-				if h, ok := p.deciding[tid]; ok {
-					if h.late == (ptrace.Traces{}) {
-						h.late = ptrace.NewTraces()
-					}
-					appendSpan(h.late, &h.lateCur, loc, rs, ss, span)
-					nLate++
-					if h.cutBy != "" {
-						cut = countCut(cut, h.cutBy)
-					}
-					continue
-				}
-
-				h, ok := p.held.Get(tid)
-				if !ok {
-					for p.held.Len() >= p.cfg.NumTraces {
-						_, old, _ := p.held.RemoveOldest()
-						dTraces, dSpans = dTraces-1, dSpans-old.spans
-						evicted++
-						toDecide = append(toDecide, p.startDeciding(old, triggerEvicted))
-					}
-					h = &heldTrace{id: tid, td: ptrace.NewTraces(), firstSeen: now}
-					p.attachPendingLogs(h)
-					p.held.Add(tid, h)
-					dTraces++
-				}
-
-				size := p.sizer.SpanSize(span)
-				// A trace always holds at least one span, so even a
-				// single oversized span is classified.
-				if h.spans > 0 {
-					limit := ""
-					switch {
-					case h.spans+1 > p.cfg.MaxSpansPerTrace:
-						limit = limitMaxSpans
-					case h.bytes+size > p.cfg.MaxTraceBytes:
-						limit = limitMaxBytes
-					}
-					if limit != "" {
-						p.held.Remove(tid)
-						dTraces, dSpans = dTraces-1, dSpans-h.spans
-						h.cutBy = limit
-						toDecide = append(toDecide, p.startDeciding(h, triggerLimit))
-						h.late = ptrace.NewTraces()
-						appendSpan(h.late, &h.lateCur, loc, rs, ss, span)
-						cut = countCut(cut, limit)
-						continue
-					}
-				}
-				appendSpan(h.td, &h.cur, loc, rs, ss, span)
-				h.spans++
-				h.bytes += size
-				h.lastSeen = now
-				p.heldSpans++
-				p.heldBytes += size
-				dSpans++
-				if span.ParentSpanID().IsEmpty() {
-					if !h.queued {
-						h.queued = true
-						rooted = append(rooted, h)
-					}
-				}
-				// The global byte cap evicts the least recently active
-				// traces, never the one being filled.
-				for p.cfg.MaxBytes > 0 && p.heldBytes > p.cfg.MaxBytes {
-					oldID, old, ok := p.held.GetOldest()
-					if !ok || oldID == tid {
-						break
-					}
-					p.held.RemoveOldest()
-					dTraces, dSpans = dTraces-1, dSpans-old.spans
-					evicted++
-					toDecide = append(toDecide, p.startDeciding(old, triggerEvicted))
-				}
+	for _, g := range groups {
+		if d, ok := p.decided.get(g.id); ok {
+			late = append(late, lateGroup{g.td, d})
+			nLate += int64(g.spans)
+			if d.cutBy != "" {
+				cut = countCutN(cut, d.cutBy, g.spans)
 			}
+			continue
+		}
+		if h, ok := p.deciding[g.id]; ok {
+			h.addLate(g.td)
+			nLate += int64(g.spans)
+			if h.cutBy != "" {
+				cut = countCutN(cut, h.cutBy, g.spans)
+			}
+			continue
+		}
+
+		h, ok := p.held.Get(g.id)
+		if !ok {
+			for p.held.Len() >= p.cfg.NumTraces {
+				_, old, _ := p.held.RemoveOldest()
+				dTraces, dSpans = dTraces-1, dSpans-old.spans
+				evicted++
+				toDecide = append(toDecide, p.startDeciding(old, triggerEvicted))
+			}
+			h = &heldTrace{id: g.id, td: ptrace.NewTraces(), firstSeen: now}
+			p.attachPendingLogs(h)
+			p.held.Add(g.id, h)
+			dTraces++
+		}
+		limit, root := "", g.root
+		// A trace always holds at least one span, so even a single
+		// oversized span is classified.
+		if (h.spans+g.spans <= p.cfg.MaxSpansPerTrace && h.bytes+g.bytes <= p.cfg.MaxTraceBytes) || (h.spans == 0 && g.spans == 1) {
+			g.td.ResourceSpans().MoveAndAppendTo(h.td.ResourceSpans())
+			h.spans += g.spans
+			h.bytes += g.bytes
+			p.heldSpans += g.spans
+			p.heldBytes += g.bytes
+			dSpans += g.spans
+		} else {
+			var n, nCut int
+			n, nCut, limit, root = p.addUntilLimit(h, g)
+			dSpans += n
+			if nCut > 0 {
+				cut = countCutN(cut, limit, nCut)
+			}
+		}
+		h.lastSeen = now
+		if limit != "" {
+			p.held.Remove(g.id)
+			dTraces, dSpans = dTraces-1, dSpans-h.spans
+			h.cutBy = limit
+			toDecide = append(toDecide, p.startDeciding(h, triggerLimit))
+			continue
+		}
+		if root && !h.queued {
+			h.queued = true
+			rooted = append(rooted, h)
+		}
+		// The global byte cap evicts the least recently active traces,
+		// never the one being filled.
+		for p.cfg.MaxBytes > 0 && p.heldBytes > p.cfg.MaxBytes {
+			oldID, old, ok := p.held.GetOldest()
+			if !ok || oldID == g.id {
+				break
+			}
+			p.held.RemoveOldest()
+			dTraces, dSpans = dTraces-1, dSpans-old.spans
+			evicted++
+			toDecide = append(toDecide, p.startDeciding(old, triggerEvicted))
 		}
 	}
 	for _, h := range rooted {
@@ -535,12 +506,96 @@ func (p *triageProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 		p.warnEvicted.log(p.logger, evicted)
 	}
 	p.rejectInvalid(ctx, invalid)
-	p.finish(ctx, toDecide, late)
+	// Spans of traces decided earlier: annotated outside the lock (a
+	// published decision is never modified).
+	var extra ptrace.Traces
+	for _, l := range late {
+		l.d.annotateLateAll(l.td)
+		if extra == (ptrace.Traces{}) {
+			extra = l.td
+			continue
+		}
+		l.td.ResourceSpans().MoveAndAppendTo(extra.ResourceSpans())
+	}
+	p.finish(ctx, toDecide, extra)
 	return nil
 }
 
-func countCut(cut map[string]int64, limit string) map[string]int64 {
-	return countBy(cut, limit)
+// lateGroup is a batch's spans of a trace already decided.
+type lateGroup struct {
+	td ptrace.Traces
+	d  *decided
+}
+
+// addLate keeps spans that arrived while the trace is being decided.
+// Called with p.mu held.
+func (h *heldTrace) addLate(td ptrace.Traces) {
+	if h.late == (ptrace.Traces{}) {
+		h.late = td
+		return
+	}
+	td.ResourceSpans().MoveAndAppendTo(h.late.ResourceSpans())
+}
+
+// addUntilLimit adds the spans of g to h one by one, as long as the trace
+// stays within max_spans_per_trace and max_trace_bytes; the first span that
+// would exceed one of them, and every span after it, go to h.late and the
+// limit is returned. It returns the spans added and cut, and whether an
+// added span is a root. Called with p.mu held, for the rare group that does
+// not fit whole.
+func (p *triageProcessor) addUntilLimit(h *heldTrace, g *traceGroup) (added, cutN int, limit string, root bool) {
+	keep := splitter{dst: h.td}
+	var rest splitter
+	n := 0
+	rss := g.td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		rs := rss.At(i)
+		sss := rs.ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			ss := sss.At(j)
+			spans := ss.Spans()
+			for k := 0; k < spans.Len(); k++ {
+				span := spans.At(k)
+				size := g.sizes[n]
+				n++
+				if limit == "" && h.spans > 0 {
+					switch {
+					case h.spans+1 > p.cfg.MaxSpansPerTrace:
+						limit = limitMaxSpans
+					case h.bytes+size > p.cfg.MaxTraceBytes:
+						limit = limitMaxBytes
+					}
+				}
+				if limit != "" {
+					if rest.dst == (ptrace.Traces{}) {
+						rest.dst = ptrace.NewTraces()
+					}
+					rest.move(i, j, rs, ss, span)
+					cutN++
+					continue
+				}
+				root = root || span.ParentSpanID().IsEmpty()
+				keep.move(i, j, rs, ss, span)
+				h.spans++
+				h.bytes += size
+				p.heldSpans++
+				p.heldBytes += size
+				added++
+			}
+		}
+	}
+	if rest.dst != (ptrace.Traces{}) {
+		h.addLate(rest.dst)
+	}
+	return added, cutN, limit, root
+}
+
+func countCutN(cut map[string]int64, limit string, n int) map[string]int64 {
+	if cut == nil {
+		cut = make(map[string]int64, 1)
+	}
+	cut[limit] += int64(n)
+	return cut
 }
 
 func countBy(m map[string]int64, key string) map[string]int64 {
@@ -623,36 +678,4 @@ func (p *triageProcessor) publish(ctx context.Context, toDecide []*heldTrace, de
 		return
 	}
 	p.forward(ctx, out)
-}
-
-// srcLoc identifies the resource and scope a span came from in one batch.
-type srcLoc struct {
-	batch  uint64
-	rs, ss int
-}
-
-// cursor remembers where the last span from a given source resource/scope
-// was appended in a destination, so spans of one batch that share a
-// resource and scope share one copy of them.
-type cursor struct {
-	loc   srcLoc
-	spans ptrace.SpanSlice
-	valid bool
-}
-
-// appendSpan copies span (with its resource and scope) into dst and
-// returns the copy.
-func appendSpan(dst ptrace.Traces, c *cursor, loc srcLoc, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span) ptrace.Span {
-	if !c.valid || c.loc != loc {
-		drs := dst.ResourceSpans().AppendEmpty()
-		rs.Resource().CopyTo(drs.Resource())
-		drs.SetSchemaUrl(rs.SchemaUrl())
-		dss := drs.ScopeSpans().AppendEmpty()
-		ss.Scope().CopyTo(dss.Scope())
-		dss.SetSchemaUrl(ss.SchemaUrl())
-		*c = cursor{loc: loc, spans: dss.Spans(), valid: true}
-	}
-	s := c.spans.AppendEmpty()
-	span.CopyTo(s)
-	return s
 }

@@ -427,14 +427,26 @@ func TestConstraintsPerService(t *testing.T) {
 	assert.Equal(t, string(wantOther.FailureType), got)
 }
 
-func TestInputNotMutated(t *testing.T) {
+// The processor owns its input (MutatesData): it moves the batch's spans
+// into its buffer and annotates them there, without copying them; the
+// pipeline clones a batch for it only when another consumer shares it.
+func TestInputMovedNotCopied(t *testing.T) {
 	h := newHarness(t, nil)
+	require.True(t, h.p.Capabilities().MutatesData)
 	td := agentTrace(traceID(14), "svc", genaiRun("upstream returned 502 Bad Gateway")...)
-	before := ptrace.NewTraces()
-	td.CopyTo(before)
-	before.MarkReadOnly()
-	h.send(td) // marked read-only: a write would panic
-	assert.Equal(t, before, td)
+	want := td.SpanCount()
+	var root ptrace.Span
+	eachSpan(td, func(_ ptrace.ResourceSpans, s ptrace.Span) {
+		if s.ParentSpanID().IsEmpty() {
+			root = s
+		}
+	})
+	require.NoError(t, h.p.ConsumeTraces(context.Background(), td))
+	assert.Equal(t, want, h.sink.SpanCount())
+	assert.Zero(t, td.SpanCount(), "the spans left the batch")
+	v, ok := root.Attributes().Get(attrVerdict)
+	require.True(t, ok, "the span forwarded and annotated is the one received, not a copy")
+	assert.Equal(t, "failed", v.Str())
 }
 
 // TestConcurrentConsumersLoseNothing runs several senders, the ticker and a

@@ -3,8 +3,8 @@
 // configuration (bench/collector/*.yaml: the OTLP receiver alone,
 // groupbytrace, tail_sampling, triage, triage with its connector), replays
 // a corpus to it over OTLP/HTTP protobuf with fresh trace IDs, waits until
-// every span has left the pipeline, and reads the collector process's
-// user+system CPU from /proc.
+// every span has left the pipeline, and reads the CPU time the collector
+// process's threads ran (/proc/<pid>/task/*/schedstat).
 //
 // Rounds are A/B-paired: each round runs every configuration once, in an
 // order rotated from round to round, so that load from other processes on
@@ -425,22 +425,32 @@ func (m *meter) waitExported(target int64, timeout time.Duration) error {
 	}
 }
 
-// cpu is the process's user+system time (/proc/<pid>/stat, clock ticks).
+// cpu is the CPU time the process's threads have run, in nanoseconds:
+// the sum over /proc/<pid>/task/*/schedstat (the Go runtime keeps its
+// threads, so none is lost to exit). /proc/<pid>/stat counts in clock ticks
+// (10 ms), too coarse for short passes.
 func (m *meter) cpu() (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", m.pid))
-	if err != nil {
-		return 0, err
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", m.pid))
+	if err != nil || len(tasks) == 0 {
+		return 0, fmt.Errorf("reading the threads of %d: %v", m.pid, err)
 	}
-	// Fields after the parenthesised command name (which may hold spaces).
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("parsing /proc/%d/stat", m.pid)
+	var total int64
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue // the thread exited meanwhile
+		}
+		f := strings.Fields(string(b))
+		if len(f) == 0 {
+			continue
+		}
+		ns, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("parsing %s: %v", t, err)
+		}
+		total += ns
 	}
-	const ticksPerSecond = 100 // sysconf(_SC_CLK_TCK) on Linux
-	return time.Duration(utime+stime) * time.Second / ticksPerSecond, nil
+	return time.Duration(total), nil
 }
 
 // rssMiB is the process's peak resident set (VmHWM).

@@ -1,0 +1,176 @@
+package triageprocessor // import "github.com/triage-otel/triage/processor/triageprocessor"
+
+import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// traceGroup is the spans of one trace from one incoming batch, taken out
+// of the batch with their resource and scope. The processor owns incoming
+// batches (it declares MutatesData), so spans are moved, never copied:
+// what is held is the data the receiver decoded.
+type traceGroup struct {
+	id    pcommon.TraceID
+	td    ptrace.Traces
+	spans int
+	bytes int
+	// sizes are the protobuf sizes of td's spans in ForEachSpan order,
+	// for the rare group that does not fit its trace's limits whole.
+	sizes []int
+	root  bool // holds a span without a parent
+
+	// Destination of the spans of the source resource (and scope) being
+	// walked, so spans of one source share one resource/scope copy.
+	rsFrom, ssFrom int
+	dst            ptrace.SpanSlice
+}
+
+// groupByTrace moves the spans of td into one group per trace, in order of
+// first appearance, and sizes them. It runs outside the processor's lock:
+// under it, a batch costs a lookup and a move per trace. Spans without a
+// trace or span ID are dropped and counted by reason. A resource (or
+// scope) whose spans all belong to one trace is moved whole; otherwise its
+// spans are moved one by one under a copy of it.
+func groupByTrace(td ptrace.Traces, sizer *ptrace.ProtoMarshaler) ([]*traceGroup, map[string]int64) {
+	var (
+		groups  []*traceGroup
+		byID    map[pcommon.TraceID]*traceGroup
+		invalid map[string]int64
+		sizes   []int
+		valid   []bool
+	)
+	group := func(id pcommon.TraceID) *traceGroup {
+		if len(groups) == 1 && groups[0].id == id {
+			return groups[0]
+		}
+		if byID == nil {
+			byID = make(map[pcommon.TraceID]*traceGroup, 4)
+			for _, g := range groups {
+				byID[g.id] = g
+			}
+		}
+		g, ok := byID[id]
+		if !ok {
+			g = &traceGroup{id: id, td: ptrace.NewTraces(), rsFrom: -1, ssFrom: -1}
+			byID[id] = g
+			groups = append(groups, g)
+		}
+		return g
+	}
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		rs := rss.At(i)
+		sss := rs.ScopeSpans()
+		// First pass over the resource: validity, sizes, and whether it
+		// holds one trace only.
+		sizes, valid = sizes[:0], valid[:0]
+		var only pcommon.TraceID
+		single, first := true, true
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				span := spans.At(k)
+				if reason := invalidSpan(span); reason != "" {
+					invalid = countBy(invalid, reason)
+					sizes, valid = append(sizes, 0), append(valid, false)
+					single = false
+					continue
+				}
+				sizes, valid = append(sizes, sizer.SpanSize(span)), append(valid, true)
+				if first {
+					only, first = span.TraceID(), false
+				} else if span.TraceID() != only {
+					single = false
+				}
+			}
+		}
+		if first {
+			continue // no valid span
+		}
+		if single {
+			g := group(only)
+			for j := 0; j < sss.Len(); j++ {
+				spans := sss.At(j).Spans()
+				for k := 0; k < spans.Len(); k++ {
+					g.root = g.root || spans.At(k).ParentSpanID().IsEmpty()
+				}
+			}
+			g.add(sizes)
+			rs.MoveTo(g.td.ResourceSpans().AppendEmpty())
+			g.rsFrom = -1
+			continue
+		}
+		n := 0
+		for j := 0; j < sss.Len(); j++ {
+			ss := sss.At(j)
+			spans := ss.Spans()
+			for k := 0; k < spans.Len(); k++ {
+				if !valid[n] {
+					n++
+					continue
+				}
+				span := spans.At(k)
+				g := group(span.TraceID())
+				g.root = g.root || span.ParentSpanID().IsEmpty()
+				g.add(sizes[n : n+1])
+				moveSpan(g.destination(i, j, rs, ss), span)
+				n++
+			}
+		}
+	}
+	return groups, invalid
+}
+
+func (g *traceGroup) add(sizes []int) {
+	for _, s := range sizes {
+		g.bytes += s
+	}
+	g.spans += len(sizes)
+	g.sizes = append(g.sizes, sizes...)
+}
+
+// destination returns where spans of source resource i, scope j go in the
+// group, appending a copy of the resource and scope on the first span.
+func (g *traceGroup) destination(i, j int, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans) ptrace.SpanSlice {
+	if g.rsFrom != i || g.ssFrom != j {
+		g.dst = appendScope(g.td, rs, ss)
+		g.rsFrom, g.ssFrom = i, j
+	}
+	return g.dst
+}
+
+// appendScope appends to dst a resource and scope copied from rs and ss,
+// without spans, and returns its span slice.
+func appendScope(dst ptrace.Traces, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans) ptrace.SpanSlice {
+	drs := dst.ResourceSpans().AppendEmpty()
+	rs.Resource().CopyTo(drs.Resource())
+	drs.SetSchemaUrl(rs.SchemaUrl())
+	dss := drs.ScopeSpans().AppendEmpty()
+	ss.Scope().CopyTo(dss.Scope())
+	dss.SetSchemaUrl(ss.SchemaUrl())
+	return dss.Spans()
+}
+
+// moveSpan moves span to the end of dst (span is left empty).
+func moveSpan(dst ptrace.SpanSlice, span ptrace.Span) ptrace.Span {
+	s := dst.AppendEmpty()
+	span.MoveTo(s)
+	return s
+}
+
+// splitter moves the spans of a group one at a time, each to one of two
+// destinations, keeping their resource and scope.
+type splitter struct {
+	dst    ptrace.Traces
+	from   [2]int // the source resource and scope of cur
+	cur    ptrace.SpanSlice
+	inited bool
+}
+
+func (s *splitter) move(i, j int, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span) {
+	if !s.inited || s.from != [2]int{i, j} {
+		s.cur = appendScope(s.dst, rs, ss)
+		s.from, s.inited = [2]int{i, j}, true
+	}
+	moveSpan(s.cur, span)
+}
