@@ -38,6 +38,10 @@ type textRule struct {
 	// TestTextRulePrefilter and FuzzTextRules check that it never changes
 	// an answer.
 	keys []string
+	// pre, when set, is a cheaper necessary condition than keys, on the
+	// lower-cased text: false means the rule cannot match. Checked by the
+	// same tests as keys.
+	pre func(lower string) bool
 	// check, when set, refines a match into a finding; it returns ok=false
 	// when the match is not decisive (e.g. an ambiguous HTTP 400).
 	check func(m []string, text string) (finding, bool)
@@ -222,7 +226,7 @@ var textRules = append([]textRule{
 		// "Status 503:", "Error code: 400", "503 The server is
 		// overloaded" (OpenAI's Node SDK prefixes messages with the status).
 		name: "http_status_text", conf: confTextRule,
-		keys: []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"},
+		pre:  hasStatusNumber,
 		re:   rx(`(?i)(?:^\s*(?:[\w.]*(?:error|exception)\s*[:\-]\s*)?|\bstatus(?:[ _]code)?\s*[:=]?\s*|\bhttp(?:/\d(?:\.\d)?)?\s*[:=]?\s*|\berror[ _]code\s*[:=]?\s*|\bcode\s*[:=]\s*|['"(])([1-5]\d\d)(?:\s|:|-|'|"|\)|,|$)|\b([1-5]\d\d)\s+(?:client error|server error|too many requests|internal server error|bad gateway|service unavailable|service temporarily unavailable|gateway time-?out|request time-?out|unauthorized|forbidden|unprocessable entity|bad request|not found)\b`),
 		// "(500 tokens)", "503 records": quantities, not statuses.
 		exclude: rx(`(?i)\b[1-5]\d\d\s+(?:tokens?|items?|records?|ms|milliseconds?|secs?|seconds?|minutes?|bytes?|kb|mb|characters?|chars?|results?|rows?|files?|lines?|words?|steps?|calls?|times?|users?|documents?|pages?|entries|messages?)\b`),
@@ -345,6 +349,9 @@ func classifyTextWith(text string, prefilter bool) (finding, bool) {
 		if prefilter && len(r.keys) > 0 && !containsAny(lower, r.keys) {
 			continue
 		}
+		if prefilter && r.pre != nil && !r.pre(lower) {
+			continue
+		}
 		var m []string
 		if prefilter && len(r.alts) > 0 {
 			if !matchAny(r.alts, lower) {
@@ -393,6 +400,28 @@ func isASCII(s string) bool {
 	}
 	return true
 }
+
+// hasStatusNumber reports whether s holds what every match of the HTTP
+// status rule holds: a three-digit number from 100 to 599 followed by the
+// end of the text, white space or one of :-'"),. Most texts hold digits
+// (ids, prices, sizes); few hold that.
+func hasStatusNumber(s string) bool {
+	for i := 0; i+3 <= len(s); i++ {
+		if s[i] < '1' || s[i] > '5' || !isDigit(s[i+1]) || !isDigit(s[i+2]) {
+			continue
+		}
+		if i+3 == len(s) {
+			return true
+		}
+		switch s[i+3] {
+		case ' ', '\t', '\n', '\f', '\r', ':', '-', '\'', '"', ')', ',':
+			return true
+		}
+	}
+	return false
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 func containsAny(s string, subs []string) bool {
 	for _, sub := range subs {

@@ -25,41 +25,7 @@ type spanCtx struct {
 	attrs pcommon.Map
 	res   pcommon.Resource
 	scope string
-	cache *decodeCache
 	logs  *logIndex // GenAI log events joined by span ID (logs.go); nil without logs
-}
-
-// decodeCache memoises decoded tool definitions within one Build call:
-// every LLM span of a run usually repeats the same definitions. Offered
-// slices are therefore shared between steps and must be treated as
-// read-only.
-type decodeCache struct {
-	defs map[string][]ToolDef
-}
-
-// maxCachedToolDefs bounds the distinct definition lists a cache keeps
-// (a run offers one list, or a few; a SpanReader lives as long as a trace).
-const maxCachedToolDefs = 16
-
-func (c *spanCtx) toolDefs(s string) []ToolDef {
-	if s == "" {
-		return nil
-	}
-	if c.cache == nil {
-		return decodeToolDefs(s)
-	}
-	if d, ok := c.cache.defs[s]; ok {
-		return d
-	}
-	d := decodeToolDefs(s)
-	if len(c.cache.defs) >= maxCachedToolDefs {
-		return d
-	}
-	if c.cache.defs == nil {
-		c.cache.defs = make(map[string][]ToolDef)
-	}
-	c.cache.defs[s] = d
-	return d
 }
 
 // reader is one instrumentation convention.
@@ -136,7 +102,6 @@ func Build(td ptrace.Traces, opts ...Option) []Run {
 	}
 	var traces []*traceSpans
 	index := make(map[pcommon.TraceID]*traceSpans)
-	cache := &decodeCache{}
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
@@ -155,7 +120,7 @@ func Build(td ptrace.Traces, opts ...Option) []Run {
 					index[tid] = t
 					traces = append(traces, t)
 				}
-				t.spans = append(t.spans, spanCtx{sp: sp, attrs: sp.Attributes(), res: res, scope: scope, cache: cache, logs: logs})
+				t.spans = append(t.spans, spanCtx{sp: sp, attrs: sp.Attributes(), res: res, scope: scope, logs: logs})
 			}
 		}
 	}

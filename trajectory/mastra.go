@@ -161,7 +161,7 @@ func mastraFill(c *spanCtx, st *Step) {
 					st.Offered = c.toolDefs(string(r.Tools))
 				}
 				if len(st.InputResults) == 0 && len(r.Messages) > 0 {
-					applyInput(st, decodeMessages(string(r.Messages)))
+					applyInputJSON(st, string(r.Messages))
 				}
 			}
 		}

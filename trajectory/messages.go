@@ -557,58 +557,7 @@ func decodeToolDefs(s string) []ToolDef {
 // earlier steps). Missing result names and call IDs are completed from the
 // assistant message's tool calls (by ID, else by position).
 func applyInput(st *Step, in []message) {
-	if len(st.InputResults) > 0 || len(in) == 0 {
-		return
-	}
-	last := -1
-	for i := len(in) - 1; i >= 0; i-- {
-		if in[i].Role == "assistant" || in[i].Role == "model" || len(in[i].Calls) > 0 {
-			last = i
-			break
-		}
-	}
-	var calls []ToolCall
-	if last >= 0 {
-		calls = in[last].Calls
-	}
-	var results []ToolResult
-	for _, m := range in[last+1:] {
-		results = append(results, m.Results...)
-	}
-	if len(results) == 0 && last >= 0 && in[last].Text == "" && len(calls) == 0 {
-		// An assistant turn with neither text nor calls is a tool-call
-		// turn whose calls the instrumentation did not record; what
-		// follows it is what its tools returned, whatever role the
-		// instrumentation gave those messages (LlamaIndex's are "user").
-		for _, m := range in[last+1:] {
-			if m.Role != "system" && m.Role != "developer" && m.Text != "" {
-				results = append(results, ToolResult{Content: m.Text})
-			}
-		}
-	}
-	var names map[string]string // call ID → tool name, over the whole input
-	for i := range results {
-		r := &results[i]
-		if r.CallID != "" && r.Name == "" {
-			if names == nil {
-				names = make(map[string]string)
-				for _, m := range in {
-					for _, c := range m.Calls {
-						if c.ID != "" && c.Name != "" {
-							names[c.ID] = c.Name
-						}
-					}
-				}
-			}
-			r.Name = names[r.CallID]
-		}
-		if r.CallID == "" && r.Name == "" && len(results) == len(calls) {
-			r.CallID, r.Name = calls[i].ID, calls[i].Name
-		} else if r.CallID == "" && len(results) == len(calls) && calls[i].Name == r.Name {
-			r.CallID = calls[i].ID
-		}
-	}
-	st.InputResults = results
+	applyInputFrom(st, sliceMessages(in))
 }
 
 // applyOutput fills Requested, OutputText and FinishReasons from the step's

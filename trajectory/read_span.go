@@ -42,18 +42,16 @@ type SpanRead struct {
 	Agent   string
 }
 
-// SpanReader reads spans one at a time. It keeps the tool definition lists
-// it decoded (bounded) so that the LLM spans of one trace, which repeat the
-// same list, decode it once. It is not safe for concurrent use; the Tools
-// and Step.Offered slices it returns are shared and must not be modified.
-type SpanReader struct {
-	cache decodeCache
-}
+// SpanReader reads spans one at a time. Tool definition lists are decoded
+// once per distinct text, for every reader and Build (tooldefs.go). It is
+// not safe for concurrent use; the Tools and Step.Offered slices it returns
+// are shared and must not be modified.
+type SpanReader struct{}
 
 // Read reads one span; res and scope are its resource and the name of its
 // instrumentation scope.
 func (r *SpanReader) Read(sp ptrace.Span, res pcommon.Resource, scope string) SpanRead {
-	n := node{c: spanCtx{sp: sp, attrs: sp.Attributes(), res: res, scope: scope, cache: &r.cache}}
+	n := node{c: spanCtx{sp: sp, attrs: sp.Attributes(), res: res, scope: scope}}
 	classify(&n)
 	out := SpanRead{Role: SpanRole(n.role)}
 	switch n.role {

@@ -185,7 +185,7 @@ type Step struct {
 	Provider      string // gen_ai.provider.name (or the deprecated gen_ai.system, llm.provider, ...)
 	FinishReasons []string
 	Requested     []ToolCall   // tool calls the model asked for in this step's output
-	Offered       []ToolDef    // tool definitions the model was given (may be shared between steps: read-only)
+	Offered       []ToolDef    // tool definitions the model was given (shared between steps, runs and traces: read-only)
 	InputResults  []ToolResult // tool results in this step's input messages
 	// ToolResults are results of this step's own tool calls that the
 	// framework recorded as part of the step (streamed tool-result chunks):

@@ -1,0 +1,154 @@
+package bench
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// heapInUse is the live heap after a full collection.
+func heapInUse() uint64 {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// withoutRoots drops the parentless spans, so that a buffering processor
+// holds the trace until its timer (set to an hour here) instead of
+// deciding it.
+func withoutRoots(reqs []ptrace.Traces) []ptrace.Traces {
+	for _, td := range reqs {
+		rss := td.ResourceSpans()
+		for i := 0; i < rss.Len(); i++ {
+			sss := rss.At(i).ScopeSpans()
+			for j := 0; j < sss.Len(); j++ {
+				sss.At(j).Spans().RemoveIf(func(s ptrace.Span) bool { return s.ParentSpanID().IsEmpty() })
+			}
+		}
+	}
+	return reqs
+}
+
+// BenchmarkHeldMemory measures the heap a processor keeps per span it
+// holds: the captures, roots removed, are fed passes times with fresh
+// trace IDs to a processor whose timers are an hour long, then the live
+// heap is compared with what it was before. heap-B/span is that difference
+// per span held; heap/proto is the same per byte of the spans' protobuf
+// encoding (what max_bytes counts). Run with -benchtime 1x.
+func BenchmarkHeldMemory(b *testing.B) {
+	caps := loadCaptures(b)
+	const passes = 5
+	for _, p := range peers {
+		if p.name == "baseline" {
+			continue
+		}
+		b.Run("proc="+p.name, func(b *testing.B) {
+			for range b.N {
+				next := &spanCounter{}
+				proc := p.create(b, next, newProgress(), peerOptions{wait: time.Hour})
+				ctx := context.Background()
+				if err := proc.Start(ctx, componenttest.NewNopHost()); err != nil {
+					b.Fatal(err)
+				}
+				// The "before" heap holds no input: a processor that moves
+				// its input into its buffer keeps that input, one that
+				// copies it lets it go, and either way what is live once
+				// the input is dropped is what the processor holds.
+				before := heapInUse()
+				ops := make([][]ptrace.Traces, 0, passes*caps.Len())
+				var spans, bytes int
+				for range passes * caps.Len() {
+					reqs := withoutRoots(caps.Next())
+					bytes += opBytes(reqs)
+					for _, td := range reqs {
+						spans += td.SpanCount()
+					}
+					ops = append(ops, reqs)
+				}
+				for i, reqs := range ops {
+					for _, td := range reqs {
+						if err := proc.ConsumeTraces(ctx, td); err != nil {
+							b.Fatal(err)
+						}
+					}
+					ops[i] = nil
+				}
+				ops = nil
+				held := float64(int64(heapInUse()) - int64(before))
+				if got := next.forwarded.Load(); got != 0 {
+					b.Fatalf("%s forwarded %d spans before its timer", p.name, got)
+				}
+				b.ReportMetric(held/float64(spans), "heap-B/span")
+				b.ReportMetric(held/float64(bytes), "heap/proto")
+				runtime.KeepAlive(ops)
+				b.StopTimer()
+				_ = proc.Shutdown(ctx)
+				b.StartTimer()
+			}
+		})
+	}
+}
+
+// BenchmarkDecidedMemory measures what the triage processor keeps per
+// trace after deciding it: the captures are replayed passes times, every
+// trace decided and forwarded to a sink that keeps nothing, and the live
+// heap after is compared with before. With recovery on, the per-session
+// attempt history of the recovery engine is part of what is kept; with it
+// off, the figure is the decision cache's. Run with -benchtime 1x.
+func BenchmarkDecidedMemory(b *testing.B) {
+	caps := loadCaptures(b)
+	const passes = 10
+	triage := peers[0]
+	for _, recoveryOff := range []bool{false, true} {
+		name := "recovery=on"
+		if recoveryOff {
+			name = "recovery=off"
+		}
+		b.Run(name, func(b *testing.B) {
+			for range b.N {
+				done := newProgress()
+				next := &spanCounter{}
+				proc := triage.create(b, next, done, peerOptions{recoveryOff: recoveryOff})
+				ctx := context.Background()
+				if err := proc.Start(ctx, componenttest.NewNopHost()); err != nil {
+					b.Fatal(err)
+				}
+				before := heapInUse()
+				ops := make([][]ptrace.Traces, 0, passes*caps.Len())
+				var spans, traces int64
+				for range passes * caps.Len() {
+					reqs := caps.Next()
+					traces += int64(caps.Traces())
+					for _, td := range reqs {
+						spans += int64(td.SpanCount())
+					}
+					ops = append(ops, reqs)
+				}
+				for i, reqs := range ops {
+					for _, td := range reqs {
+						if err := proc.ConsumeTraces(ctx, td); err != nil {
+							b.Fatal(err)
+						}
+					}
+					ops[i] = nil
+				}
+				// Traces whose root never arrives are decided after
+				// decision_wait (1 s).
+				if !done.waitFor(spans, drainTimeout) {
+					b.Fatalf("only %d of %d spans forwarded", done.count, spans)
+				}
+				kept := float64(int64(heapInUse()) - int64(before))
+				b.ReportMetric(kept/float64(traces), "heap-B/trace")
+				b.StopTimer()
+				_ = proc.Shutdown(ctx)
+				b.StartTimer()
+			}
+		})
+	}
+}

@@ -1,0 +1,143 @@
+package trajectory
+
+import "encoding/json"
+
+// Input messages are read from their end. Instrumentations record the
+// whole conversation so far on every chat span, so the k-th call of a run
+// carries k turns of history; only the last assistant turn and what follows
+// it (the tool results fed back for this call) are this step's. Decoding
+// all of it made a run's cost grow with the square of its length.
+
+// messageSource is a list of messages read on demand; at reports false for
+// an element that is not a message (dropped, as decodeMessages drops it).
+type messageSource interface {
+	len() int
+	at(i int) (*message, bool)
+}
+
+// sliceMessages is a decoded list.
+type sliceMessages []message
+
+func (s sliceMessages) len() int                  { return len(s) }
+func (s sliceMessages) at(i int) (*message, bool) { return &s[i], true }
+
+// lazyMessages decodes the elements of a JSON message list one at a time,
+// each at most once.
+type lazyMessages struct {
+	s       string
+	elems   []elemRange
+	decoded []message
+	state   []uint8 // 0 not decoded, 1 a message, 2 not a message
+}
+
+func (l *lazyMessages) len() int { return len(l.elems) }
+
+func (l *lazyMessages) at(i int) (*message, bool) {
+	if l.state[i] == 0 {
+		e := l.elems[i]
+		var jm jsonMessage
+		// The element is valid JSON (the scan checked the whole list):
+		// only field type mismatches can fail, and they are tolerated as
+		// in a decode of the whole list.
+		l.state[i] = 2
+		if lenientUnmarshal([]byte(l.s[e.start:e.end]), &jm) {
+			if m, ok := messageFrom(&jm); ok {
+				l.decoded[i] = m
+				l.state[i] = 1
+			}
+		}
+	}
+	return &l.decoded[i], l.state[i] == 1
+}
+
+// applyInputJSON fills the step's InputResults from its input messages
+// attribute s, as applyInput(st, decodeMessages(s)) does, decoding only the
+// messages it reads: a plain list of message objects is scanned (validated
+// without decoding) and decoded from its end; any other shape is decoded
+// whole.
+func applyInputJSON(st *Step, s string) {
+	if len(st.InputResults) > 0 || !looksJSON(s) {
+		return
+	}
+	if t := trimJSON(json.RawMessage(s)); t[0] == '[' {
+		if f := trimJSON(t[1:]); len(f) > 0 && f[0] == '{' {
+			elems, ok := arrayElements(s, nil)
+			if !ok {
+				return // not JSON: decodeMessages finds nothing either
+			}
+			applyInputFrom(st, &lazyMessages{s: s, elems: elems, decoded: make([]message, len(elems)), state: make([]uint8, len(elems))})
+			return
+		}
+	}
+	applyInput(st, decodeMessages(s))
+}
+
+// applyInputFrom is applyInput over a message source, reading the messages
+// from the end and no further back than needed: to the last assistant
+// message, then, only for a fed-back result that names its call but not
+// the tool, back to the latest call with that ID.
+func applyInputFrom(st *Step, in messageSource) {
+	if len(st.InputResults) > 0 || in.len() == 0 {
+		return
+	}
+	last := -1
+	for i := in.len() - 1; i >= 0; i-- {
+		m, ok := in.at(i)
+		if ok && (m.Role == "assistant" || m.Role == "model" || len(m.Calls) > 0) {
+			last = i
+			break
+		}
+	}
+	var calls []ToolCall
+	var lastMsg *message
+	if last >= 0 {
+		lastMsg, _ = in.at(last)
+		calls = lastMsg.Calls
+	}
+	var results []ToolResult
+	for i := last + 1; i < in.len(); i++ {
+		if m, ok := in.at(i); ok {
+			results = append(results, m.Results...)
+		}
+	}
+	if len(results) == 0 && lastMsg != nil && lastMsg.Text == "" && len(calls) == 0 {
+		// An assistant turn with neither text nor calls is a tool-call
+		// turn whose calls the instrumentation did not record; what
+		// follows it is what its tools returned, whatever role the
+		// instrumentation gave those messages (LlamaIndex's are "user").
+		for i := last + 1; i < in.len(); i++ {
+			if m, ok := in.at(i); ok && m.Role != "system" && m.Role != "developer" && m.Text != "" {
+				results = append(results, ToolResult{Content: m.Text})
+			}
+		}
+	}
+	for i := range results {
+		r := &results[i]
+		if r.CallID != "" && r.Name == "" {
+			r.Name = latestCallName(in, r.CallID)
+		}
+		if r.CallID == "" && r.Name == "" && len(results) == len(calls) {
+			r.CallID, r.Name = calls[i].ID, calls[i].Name
+		} else if r.CallID == "" && len(results) == len(calls) && calls[i].Name == r.Name {
+			r.CallID = calls[i].ID
+		}
+	}
+	st.InputResults = results
+}
+
+// latestCallName is the tool name of the last named call with ID id in the
+// input, or "".
+func latestCallName(in messageSource, id string) string {
+	for i := in.len() - 1; i >= 0; i-- {
+		m, ok := in.at(i)
+		if !ok {
+			continue
+		}
+		for k := len(m.Calls) - 1; k >= 0; k-- {
+			if c := m.Calls[k]; c.ID == id && c.Name != "" {
+				return c.Name
+			}
+		}
+	}
+	return ""
+}

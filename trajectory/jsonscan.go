@@ -1,0 +1,272 @@
+package trajectory
+
+// A validating JSON scanner that decodes nothing: it finds the elements of
+// an array and checks the syntax of the whole text (exactly what
+// encoding/json accepts), without allocating. Chat spans carry the whole
+// conversation so far in their input messages and only its end matters
+// (applyInputJSON): scanning the history costs about a nanosecond a byte,
+// decoding it with encoding/json some thirty.
+
+// maxScanDepth is encoding/json's nesting limit: deeper input is rejected
+// by both.
+const maxScanDepth = 10000
+
+// elemRange is the byte range [start, end) of one array element.
+type elemRange struct{ start, end int }
+
+// arrayElements appends to dst the ranges of the elements of the JSON array
+// s (surrounding white space allowed) and reports whether s is valid JSON
+// holding an array.
+func arrayElements(s string, dst []elemRange) ([]elemRange, bool) {
+	sc := jsonScanner{s: s}
+	sc.space()
+	if !sc.at('[') {
+		return dst, false
+	}
+	sc.i++
+	sc.space()
+	if sc.at(']') {
+		sc.i++
+	} else {
+		for {
+			sc.space()
+			start := sc.i
+			if !sc.value(1) {
+				return dst, false
+			}
+			dst = append(dst, elemRange{start, sc.i})
+			sc.space()
+			if sc.at(',') {
+				sc.i++
+				continue
+			}
+			if !sc.at(']') {
+				return dst, false
+			}
+			sc.i++
+			break
+		}
+	}
+	sc.space()
+	return dst, sc.i == len(s)
+}
+
+// validJSON reports whether s is one valid JSON value (json.Valid).
+func validJSON(s string) bool {
+	sc := jsonScanner{s: s}
+	sc.space()
+	if !sc.value(0) {
+		return false
+	}
+	sc.space()
+	return sc.i == len(s)
+}
+
+type jsonScanner struct {
+	s string
+	i int
+}
+
+func (sc *jsonScanner) at(c byte) bool { return sc.i < len(sc.s) && sc.s[sc.i] == c }
+
+func (sc *jsonScanner) space() {
+	for sc.i < len(sc.s) && isSpace(sc.s[sc.i]) {
+		sc.i++
+	}
+}
+
+// value skips one value starting at sc.i (no leading space).
+func (sc *jsonScanner) value(depth int) bool {
+	if sc.i >= len(sc.s) {
+		return false
+	}
+	switch c := sc.s[sc.i]; c {
+	case '"':
+		return sc.str()
+	case '{':
+		if depth >= maxScanDepth {
+			return false
+		}
+		sc.i++
+		sc.space()
+		if sc.at('}') {
+			sc.i++
+			return true
+		}
+		for {
+			sc.space()
+			if !sc.at('"') || !sc.str() {
+				return false
+			}
+			sc.space()
+			if !sc.at(':') {
+				return false
+			}
+			sc.i++
+			sc.space()
+			if !sc.value(depth + 1) {
+				return false
+			}
+			sc.space()
+			if sc.at(',') {
+				sc.i++
+				continue
+			}
+			if !sc.at('}') {
+				return false
+			}
+			sc.i++
+			return true
+		}
+	case '[':
+		if depth >= maxScanDepth {
+			return false
+		}
+		sc.i++
+		sc.space()
+		if sc.at(']') {
+			sc.i++
+			return true
+		}
+		for {
+			sc.space()
+			if !sc.value(depth + 1) {
+				return false
+			}
+			sc.space()
+			if sc.at(',') {
+				sc.i++
+				continue
+			}
+			if !sc.at(']') {
+				return false
+			}
+			sc.i++
+			return true
+		}
+	case 't':
+		return sc.literal("true")
+	case 'f':
+		return sc.literal("false")
+	case 'n':
+		return sc.literal("null")
+	default:
+		return sc.number()
+	}
+}
+
+func (sc *jsonScanner) literal(lit string) bool {
+	if len(sc.s)-sc.i < len(lit) || sc.s[sc.i:sc.i+len(lit)] != lit {
+		return false
+	}
+	sc.i += len(lit)
+	return true
+}
+
+// number skips -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func (sc *jsonScanner) number() bool {
+	s, i := sc.s, sc.i
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case i < len(s) && s[i] >= '1' && s[i] <= '9':
+		for i < len(s) && isDigit(s[i]) {
+			i++
+		}
+	default:
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if i >= len(s) || !isDigit(s[i]) {
+			return false
+		}
+		for i < len(s) && isDigit(s[i]) {
+			i++
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if i >= len(s) || !isDigit(s[i]) {
+			return false
+		}
+		for i < len(s) && isDigit(s[i]) {
+			i++
+		}
+	}
+	sc.i = i
+	return true
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// str skips a string starting at its opening quote. Bytes that are not
+// quotes, backslashes or control characters are skipped eight at a time.
+func (sc *jsonScanner) str() bool {
+	s := sc.s
+	i := sc.i + 1
+	for {
+		for i+8 <= len(s) {
+			w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+			if special(w) {
+				break
+			}
+			i += 8
+		}
+		for i < len(s) && s[i] != '"' && s[i] != '\\' && s[i] >= 0x20 {
+			i++
+		}
+		if i >= len(s) {
+			return false
+		}
+		switch s[i] {
+		case '"':
+			sc.i = i + 1
+			return true
+		case '\\':
+			i++
+			if i >= len(s) {
+				return false
+			}
+			switch s[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i++
+			case 'u':
+				if len(s)-i < 5 || !isHex(s[i+1]) || !isHex(s[i+2]) || !isHex(s[i+3]) || !isHex(s[i+4]) {
+					return false
+				}
+				i += 5
+			default:
+				return false
+			}
+		default: // a control character
+			return false
+		}
+	}
+}
+
+// special reports whether any byte of w is a quote, a backslash or below
+// 0x20 (the bytes a string scan must stop at).
+func special(w uint64) bool {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	below := (w - 0x20*ones) &^ w & highs
+	q := w ^ ('"' * ones)
+	quote := (q - ones) &^ q & highs
+	b := w ^ ('\\' * ones)
+	backslash := (b - ones) &^ b & highs
+	return below|quote|backslash != 0
+}
+
+func isHex(c byte) bool {
+	return isDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}

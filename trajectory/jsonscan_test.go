@@ -1,0 +1,76 @@
+package trajectory
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var scanCases = []string{
+	``, ` `, `[]`, ` [ ] `, `[1]`, `[1,]`, `[,1]`, `[1 2]`, `{}`, `{"a":1}`, `{"a" 1}`, `{"a":}`, `{,}`, `{"a":1,}`,
+	`"x"`, `"\u00e9\n\"\\\/\b\f\r\t"`, `"\x"`, `"\u12"`, `"\u12g4"`, "\"a\x01b\"", "\"tab\tin\"", `"unterminated`,
+	`0`, `-0`, `01`, `-`, `1.`, `1.5`, `.5`, `1e`, `1e+`, `1E-7`, `-12.5e10`, `1.2.3`, `true`, `tru`, `truex`, `null`, `nul`, `false`,
+	`[{"role":"user","parts":[{"type":"text","content":"hi"}]},{"role":"assistant"}]`, `[[1,[2,[3]]],{"a":[{}]}]`,
+	`[1]x`, `[1]]`, "[\"\xff\xfe\"]", `["a\"b\\"]`, `["abcdefgh\"ijklmnop"]`, `["abcdefghijklmnop\\"]`,
+	strings.Repeat("[", 10001) + strings.Repeat("]", 10001), strings.Repeat("[", 100) + strings.Repeat("]", 100),
+}
+
+func checkScan(t *testing.T, s string) {
+	t.Helper()
+	assert.Equal(t, json.Valid([]byte(s)), validJSON(s), "validJSON(%q)", s)
+	elems, ok := arrayElements(s, nil)
+	var raw []json.RawMessage
+	err := json.Unmarshal([]byte(s), &raw)
+	assert.Equal(t, err == nil && raw != nil, ok, "arrayElements(%q)", s)
+	if err == nil && ok {
+		require.Len(t, elems, len(raw), "%q", s)
+		for i, e := range elems {
+			assert.Equal(t, string(raw[i]), s[e.start:e.end], "%q element %d", s, i)
+		}
+	}
+}
+
+func TestJSONScanMatchesEncodingJSON(t *testing.T) {
+	for _, s := range scanCases {
+		checkScan(t, s)
+	}
+}
+
+// FuzzJSONScan checks the scanner against encoding/json on any input: the
+// same texts are valid, and the same array elements are found.
+func FuzzJSONScan(f *testing.F) {
+	for _, s := range scanCases {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) { checkScan(t, s) })
+}
+
+func BenchmarkArrayElements(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString("[")
+	for i := range 2000 {
+		if i > 0 {
+			sb.WriteString(",")
+		}
+		sb.WriteString(`{"role":"tool","parts":[{"type":"tool_call_response","id":"call_0123456789abcdef","response":"{\"status\":\"ok\",\"order\":{\"id\":\"A-1\",\"items\":[{\"sku\":\"SKU-1\",\"qty\":1}]}}"}]}`)
+	}
+	sb.WriteString("]")
+	s := sb.String()
+	b.SetBytes(int64(len(s)))
+	var elems []elemRange
+	b.Run("scan", func(b *testing.B) {
+		b.SetBytes(int64(len(s)))
+		for b.Loop() {
+			elems, _ = arrayElements(s, elems[:0])
+		}
+	})
+	b.Run("encoding_json_valid", func(b *testing.B) {
+		b.SetBytes(int64(len(s)))
+		for b.Loop() {
+			_ = json.Valid([]byte(s))
+		}
+	})
+}
