@@ -1,6 +1,9 @@
 package classifier
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // Texts around the HTTP status rule's number prefilter: with and without
 // the prefilters the answer is the same.
@@ -21,4 +24,38 @@ func TestStatusNumberPrefilter(t *testing.T) {
 			t.Errorf("hasStatusNumber(%q) = %v", s, got)
 		}
 	}
+}
+
+// mayClassifyAs never says no to a text the rules classify as one of the
+// types asked about.
+func checkMayClassifyAs(t *testing.T, s string) {
+	t.Helper()
+	f, ok := classifyText(s)
+	for _, types := range [][]FailureType{{WrongToolCalled, SchemaMismatch}, {Timeout}, {ExternalFault, ContextOverflow}} {
+		if ok && slices.Contains(types, f.Type) && !mayClassifyAs(s, types...) {
+			t.Errorf("mayClassifyAs(%q, %v) = false, classified %+v", s, types, f)
+		}
+	}
+}
+
+func TestMayClassifyAs(t *testing.T) {
+	for _, tc := range heldOutPhrasings {
+		checkMayClassifyAs(t, tc.text)
+	}
+	for _, s := range nearMisses {
+		checkMayClassifyAs(t, s)
+	}
+	if mayClassifyAs(`{"status":"ok","order":{"id":"A-1042","total":59.9}}`, WrongToolCalled, SchemaMismatch) {
+		t.Error("an ordinary result needs no rule")
+	}
+	if !mayClassifyAs("Tool 'refund' not found", WrongToolCalled) {
+		t.Error("a wrong-tool phrasing must be asked")
+	}
+}
+
+func FuzzMayClassifyAs(f *testing.F) {
+	for _, tc := range heldOutPhrasings {
+		f.Add(tc.text)
+	}
+	f.Fuzz(func(t *testing.T, s string) { checkMayClassifyAs(t, s) })
 }

@@ -64,11 +64,18 @@ func (cl *classification) resultHeadFailure(content string) bool {
 	if head == "" {
 		return false
 	}
+	weak := weakErrorPrefix.MatchString(head)
+	// Without a failure opening only a wrong-tool or schema reading fails
+	// the call: a head that no rule able to give one can match is data,
+	// known without running the rules (most results are).
+	if !weak && !mayClassifyAs(head, WrongToolCalled, SchemaMismatch) {
+		return false
+	}
 	f, ok := cl.memo.classifyText(head)
 	if !ok || lateReasonRules[f.Rule] {
 		return false
 	}
-	if weakErrorPrefix.MatchString(head) {
+	if weak {
 		return true
 	}
 	return f.Type == WrongToolCalled || f.Type == SchemaMismatch

@@ -3,6 +3,7 @@ package classifier
 import (
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -226,8 +227,8 @@ var textRules = append([]textRule{
 		// "Status 503:", "Error code: 400", "503 The server is
 		// overloaded" (OpenAI's Node SDK prefixes messages with the status).
 		name: "http_status_text", conf: confTextRule,
-		pre:  hasStatusNumber,
-		re:   rx(`(?i)(?:^\s*(?:[\w.]*(?:error|exception)\s*[:\-]\s*)?|\bstatus(?:[ _]code)?\s*[:=]?\s*|\bhttp(?:/\d(?:\.\d)?)?\s*[:=]?\s*|\berror[ _]code\s*[:=]?\s*|\bcode\s*[:=]\s*|['"(])([1-5]\d\d)(?:\s|:|-|'|"|\)|,|$)|\b([1-5]\d\d)\s+(?:client error|server error|too many requests|internal server error|bad gateway|service unavailable|service temporarily unavailable|gateway time-?out|request time-?out|unauthorized|forbidden|unprocessable entity|bad request|not found)\b`),
+		pre: hasStatusNumber,
+		re:  rx(`(?i)(?:^\s*(?:[\w.]*(?:error|exception)\s*[:\-]\s*)?|\bstatus(?:[ _]code)?\s*[:=]?\s*|\bhttp(?:/\d(?:\.\d)?)?\s*[:=]?\s*|\berror[ _]code\s*[:=]?\s*|\bcode\s*[:=]\s*|['"(])([1-5]\d\d)(?:\s|:|-|'|"|\)|,|$)|\b([1-5]\d\d)\s+(?:client error|server error|too many requests|internal server error|bad gateway|service unavailable|service temporarily unavailable|gateway time-?out|request time-?out|unauthorized|forbidden|unprocessable entity|bad request|not found)\b`),
 		// "(500 tokens)", "503 records": quantities, not statuses.
 		exclude: rx(`(?i)\b[1-5]\d\d\s+(?:tokens?|items?|records?|ms|milliseconds?|secs?|seconds?|minutes?|bytes?|kb|mb|characters?|chars?|results?|rows?|files?|lines?|words?|steps?|calls?|times?|users?|documents?|pages?|entries|messages?)\b`),
 		check:   checkHTTPText,
@@ -377,6 +378,41 @@ func classifyTextWith(text string, prefilter bool) (finding, bool) {
 		return f, true
 	}
 	return finding{}, false
+}
+
+// mayClassifyAs reports whether the text rules could classify text as one
+// of types: false when no rule of those types (nor any rule whose check
+// decides the type) passes its prefilter on text. A false answer is exact;
+// true only means classifyText must be asked.
+func mayClassifyAs(text string, types ...FailureType) bool {
+	if len(text) > maxTextLen {
+		text = text[:maxTextLen]
+	}
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return false
+	}
+	if !isASCII(text) {
+		return true // the prefilters are exact on ASCII text only
+	}
+	lower := strings.ToLower(text)
+	for i := range textRules {
+		r := &textRules[i]
+		if r.check == nil && !slices.Contains(types, r.typ) {
+			continue
+		}
+		if len(r.keys) > 0 && !containsAny(lower, r.keys) {
+			continue
+		}
+		if r.pre != nil && !r.pre(lower) {
+			continue
+		}
+		if len(r.alts) > 0 && !matchAny(r.alts, lower) {
+			continue
+		}
+		return true
+	}
+	return false
 }
 
 func matchAny(alts []alternative, s string) bool {

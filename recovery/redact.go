@@ -15,6 +15,7 @@ type Redactor struct {
 	maxLen   int
 	patterns []secretPattern
 	keys     *regexp.Regexp
+	memo     *textMemo // Text's answers for short inputs (redact_memo.go)
 }
 
 // RedactorOptions configure a Redactor.
@@ -107,7 +108,7 @@ func NewRedactor(o RedactorOptions) *Redactor {
 // NewRedactorChecked is NewRedactor that reports invalid extra patterns
 // (the redactor it returns then omits them).
 func NewRedactorChecked(o RedactorOptions) (*Redactor, error) {
-	r := &Redactor{maxLen: o.MaxLen, patterns: append([]secretPattern(nil), builtinPatterns...)}
+	r := &Redactor{maxLen: o.MaxLen, patterns: append([]secretPattern(nil), builtinPatterns...), memo: &textMemo{}}
 	if r.maxLen == 0 {
 		r.maxLen = 512
 	}
@@ -165,6 +166,14 @@ const redactSlack = 512
 // Text redacts then truncates. Text far past MaxLen is dropped before the
 // redaction so that huge inputs cost little more than small ones.
 func (r *Redactor) Text(s string) string {
+	if len(s) <= maxMemoTextLen && r.memo != nil {
+		if v, ok := r.memo.get(s); ok {
+			return v
+		}
+		v := r.Truncate(r.Redact(s))
+		r.memo.put(s, v)
+		return v
+	}
 	if r.maxLen < 0 || len(s) <= r.maxLen+redactSlack {
 		return r.Truncate(r.Redact(s))
 	}
