@@ -459,16 +459,8 @@ exporters:
   file:
     path: %s
     flush_interval: 100ms
-service:
-  telemetry:
-    metrics:
-      readers:
-        - pull:
-            exporter:
-              prometheus:
-                host: 127.0.0.1
-                port: %d
-  pipelines:
+`, otlpPort, overloadLimitMiB, overloadDecisionWait, numTraces, webhookURL, secret, spansPath) + telemetryReader(telemetryPort) +
+		`  pipelines:
     traces:
       receivers: [otlp]
       processors: [memory_limiter, triage]
@@ -476,7 +468,7 @@ service:
     logs:
       receivers: [triage]
       exporters: [recovery_webhook]
-`, otlpPort, overloadLimitMiB, overloadDecisionWait, numTraces, webhookURL, secret, spansPath, telemetryPort)
+`
 }
 
 func randomTraceID(t *testing.T) pcommon.TraceID {

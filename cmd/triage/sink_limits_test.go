@@ -31,43 +31,32 @@ func startSink(t *testing.T, l sinkLimits) (addr string, out, errs *syncBuffer) 
 	return ln.Addr().String(), out, errs
 }
 
-// A client that announces a body and never finishes it is cut off by the
-// read timeout instead of holding the connection for ever.
-func TestSinkCutsOffASlowBody(t *testing.T) {
+// A client that stops half-way through its headers, or announces a body and
+// never finishes it, is cut off by the read timeout instead of holding the
+// connection for ever.
+func TestSinkCutsOffStalledRequests(t *testing.T) {
 	l := defaultSinkLimits
 	l.readTimeout = 300 * time.Millisecond
 	addr, _, _ := startSink(t, l)
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	fmt.Fprintf(conn, "POST /decisions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"decision_id\":")
-	start := time.Now()
-	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-	_, err = io.ReadAll(conn) // until the sink closes the connection
-	if err != nil {
-		t.Fatalf("the sink did not close the stalled connection: %v", err)
-	}
-	if waited := time.Since(start); waited > 5*time.Second {
-		t.Fatalf("stalled connection held %s", waited)
-	}
-}
-
-// Stalled headers are cut off too.
-func TestSinkCutsOffSlowHeaders(t *testing.T) {
-	l := defaultSinkLimits
-	l.readTimeout = 300 * time.Millisecond
-	addr, _, _ := startSink(t, l)
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	fmt.Fprintf(conn, "POST /decisions HTTP/1.1\r\nHost: x\r\n")
-	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-	if _, err := io.ReadAll(conn); err != nil {
-		t.Fatalf("the sink did not close the stalled connection: %v", err)
+	for name, partial := range map[string]string{
+		"headers": "POST /decisions HTTP/1.1\r\nHost: x\r\n",
+		"body":    "POST /decisions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"decision_id\":",
+	} {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprint(conn, partial)
+		start := time.Now()
+		_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, err = io.ReadAll(conn) // until the sink closes the connection
+		conn.Close()
+		if err != nil {
+			t.Fatalf("stalled %s: the sink did not close the connection: %v", name, err)
+		}
+		if waited := time.Since(start); waited > 5*time.Second {
+			t.Fatalf("stalled %s: connection held %s", name, waited)
+		}
 	}
 }
 
@@ -92,35 +81,12 @@ func TestSinkRefusesOversizedRequests(t *testing.T) {
 	}
 
 	// Chunked, with no length announced: cut at the limit.
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
+	if code := rawStatus(t, addr, fmt.Sprintf("POST /d HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nwebhook-id: dec-chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n", len(big), big)); code != http.StatusRequestEntityTooLarge {
+		t.Fatalf("chunked oversized body: status %d, want 413", code)
 	}
-	defer conn.Close()
-	fmt.Fprintf(conn, "POST /d HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nwebhook-id: dec-chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n", len(big), big)
-	resp, err = http.ReadResponse(bufio.NewReader(conn), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusRequestEntityTooLarge {
-		t.Fatalf("chunked oversized body: status %d, want 413", resp.StatusCode)
-	}
-
 	// Huge headers.
-	conn2, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn2.Close()
-	fmt.Fprintf(conn2, "POST /d HTTP/1.1\r\nHost: x\r\nX-Pad: %s\r\n\r\n", strings.Repeat("p", 2*sinkMaxHeaderBytes))
-	resp, err = http.ReadResponse(bufio.NewReader(conn2), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
-		t.Fatalf("oversized headers: status %d, want 431", resp.StatusCode)
+	if code := rawStatus(t, addr, fmt.Sprintf("POST /d HTTP/1.1\r\nHost: x\r\nX-Pad: %s\r\n\r\n", strings.Repeat("p", 2*sinkMaxHeaderBytes))); code != http.StatusRequestHeaderFieldsTooLarge {
+		t.Fatalf("oversized headers: status %d, want 431", code)
 	}
 	if out.String() != "" {
 		t.Fatalf("nothing may be printed as a decision, got %q", out.String())
@@ -138,4 +104,24 @@ func TestSinkLimitFlagsValidated(t *testing.T) {
 	if !strings.Contains(stderr.String(), "must be positive") {
 		t.Fatalf("stderr: %q", stderr.String())
 	}
+}
+
+// rawStatus writes a raw HTTP/1.1 request to addr and returns the status of
+// the answer.
+func rawStatus(t *testing.T, addr, request string) int {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := io.WriteString(conn, request); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }

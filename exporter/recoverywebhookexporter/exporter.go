@@ -14,7 +14,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -28,6 +27,7 @@ import (
 
 	"github.com/triage-otel/triage/exporter/internal/decisionrecord"
 	"github.com/triage-otel/triage/exporter/recoverywebhookexporter/internal/metadata"
+	"github.com/triage-otel/triage/internal/ratelog"
 )
 
 const (
@@ -55,33 +55,10 @@ type webhookExporter struct {
 	client    *http.Client
 	now       func() time.Time
 
-	authWarning authWarning
-}
-
-// authWarning logs a receiver's 401/403 at most once per authWarnEvery:
-// under a wrong secret every attempt of every decision is refused.
-type authWarning struct {
-	mu      sync.Mutex
-	last    time.Time
-	refused int
-}
-
-const authWarnEvery = 30 * time.Second
-
-func (w *authWarning) log(logger *zap.Logger, code int, id string) {
-	w.mu.Lock()
-	w.refused++
-	now := time.Now()
-	if !w.last.IsZero() && now.Sub(w.last) < authWarnEvery {
-		w.mu.Unlock()
-		return
-	}
-	n := w.refused
-	w.refused, w.last = 0, now
-	w.mu.Unlock()
-	logger.Warn("the webhook receiver refused the request as unauthorized: the webhook secrets probably differ "+
-		"(recovery_webhook.secret and the receiver's); decisions stay queued and are retried with back-off until it accepts them",
-		zap.Int("status", code), zap.String("decision_id", id), zap.Int("refused_since_last_warning", n))
+	// authWarning says, at most every 30 s, that the receiver refuses
+	// the requests as unauthorized: under a wrong secret every attempt of
+	// every decision is refused.
+	authWarning *ratelog.Warning
 }
 
 func newWebhookExporter(cfg *Config, set exporter.Settings) (*webhookExporter, error) {
@@ -104,6 +81,8 @@ func newWebhookExporter(cfg *Config, set exporter.Settings) (*webhookExporter, e
 		logger:    set.Logger,
 		telemetry: tb,
 		now:       time.Now,
+		authWarning: ratelog.New("the webhook receiver refused the request as unauthorized: the webhook secrets probably differ "+
+			"(recovery_webhook.secret and the receiver's); decisions stay queued and are retried with back-off until it accepts them", 30*time.Second),
 	}, nil
 }
 
@@ -187,7 +166,7 @@ func (e *webhookExporter) send(ctx context.Context, d decisionrecord.Decision) e
 		// fixed by configuration, not by the request, so the decision
 		// stays queued and is retried with back-off until it is.
 		e.transient(ctx, "http_"+strconv.Itoa(code))
-		e.authWarning.log(e.logger, code, d.ID)
+		e.authWarning.Log(e.logger, 1, zap.Int("status", code), zap.String("decision_id", d.ID))
 		return fmt.Errorf("webhook answered %d for decision %s (secrets probably differ): %s", code, d.ID, snippet)
 	case code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || code >= 500:
 		reason := "http_5xx"

@@ -234,7 +234,7 @@ func (p *triageProcessor) recordDecidedCache(ctx context.Context, s decidedStats
 		p.tb.ProcessorTriageDecisionCacheEvicted.Add(ctx, n, metric.WithAttributes(attribute.String("cache_limit", limit)))
 	}
 	if s.young > 0 {
-		p.warnCacheEvicted.log(p.logger, s.young,
+		p.warnCacheEvicted.Log(p.logger, s.young,
 			zap.Int("decision_cache_size", p.cfg.DecisionCacheSize), zap.Int("decision_cache_bytes", p.cfg.DecisionCacheBytes),
 			zap.Duration("decided_less_than", p.cfg.DecisionWait))
 	}

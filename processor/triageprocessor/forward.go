@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
-	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
@@ -51,7 +49,7 @@ func (p *triageProcessor) rejectInvalid(ctx context.Context, invalid map[string]
 		parts = append(parts, fmt.Sprintf("%d without a %s", n, strings.ReplaceAll(reason, "_", " ")))
 	}
 	sort.Strings(parts)
-	p.warnInvalid.log(p.logger, total, zap.String("last_batch", strings.Join(parts, ", ")))
+	p.warnInvalid.Log(p.logger, total, zap.String("last_batch", strings.Join(parts, ", ")))
 }
 
 // forward hands decided spans to the next consumer. Its error is never
@@ -66,37 +64,8 @@ func (p *triageProcessor) forward(ctx context.Context, td ptrace.Traces) {
 	n := td.SpanCount()
 	if err := p.next.ConsumeTraces(ctx, td); err != nil {
 		p.tb.ProcessorTriageSpansForwardFailed.Add(ctx, int64(n))
-		p.warnForward.log(p.logger, int64(n),
+		p.warnForward.Log(p.logger, int64(n),
 			zap.String("hint", "a consumer after the triage processor refused spans; the triage connector retries decisions itself, so this is an exporter of the traces pipeline (queue full or rejected data)"),
 			zap.Error(err))
 	}
-}
-
-// rateLimitedWarning logs a repeating condition at most once per interval;
-// count is how often it happened since the previous line.
-type rateLimitedWarning struct {
-	msg   string
-	every time.Duration
-
-	mu      sync.Mutex
-	last    time.Time
-	pending int64
-}
-
-func newRateLimitedWarning(msg string, every time.Duration) rateLimitedWarning {
-	return rateLimitedWarning{msg: msg, every: every}
-}
-
-func (w *rateLimitedWarning) log(logger *zap.Logger, n int64, fields ...zap.Field) {
-	w.mu.Lock()
-	w.pending += n
-	now := time.Now()
-	if !w.last.IsZero() && now.Sub(w.last) < w.every {
-		w.mu.Unlock()
-		return
-	}
-	count := w.pending
-	w.pending, w.last = 0, now
-	w.mu.Unlock()
-	logger.Warn(w.msg, append([]zap.Field{zap.Int64("count", count)}, fields...)...)
 }

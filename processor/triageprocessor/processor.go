@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/triage-otel/triage/internal/ratelog"
 	"github.com/triage-otel/triage/processor/triageprocessor/internal/metadata"
 )
 
@@ -105,10 +106,10 @@ type triageProcessor struct {
 	tickerDone  sync.WaitGroup
 
 	// Rate-limited warnings for conditions that repeat under load.
-	warnEvicted      rateLimitedWarning
-	warnForward      rateLimitedWarning
-	warnCacheEvicted rateLimitedWarning
-	warnInvalid      rateLimitedWarning
+	warnEvicted      *ratelog.Warning
+	warnForward      *ratelog.Warning
+	warnCacheEvicted *ratelog.Warning
+	warnInvalid      *ratelog.Warning
 }
 
 var _ processor.Traces = (*triageProcessor)(nil)
@@ -185,13 +186,13 @@ func newCore(set processor.Settings, cfg *Config) (*triageProcessor, error) {
 	}
 	return &triageProcessor{
 		llm: asker,
-		warnEvicted: newRateLimitedWarning("traces decided before they were complete: the buffer is full (num_traces or max_bytes); "+
+		warnEvicted: ratelog.New("traces decided before they were complete: the buffer is full (num_traces or max_bytes); "+
 			"runs whose evidence is partial are annotated triage.verdict=incomplete and get no decision. Raise num_traces / max_bytes (README, Sizing) if this repeats", warnInterval),
-		warnForward: newRateLimitedWarning("the next consumer refused decided spans; they are counted in processor_triage_spans_forward_failed "+
+		warnForward: ratelog.New("the next consumer refused decided spans; they are counted in processor_triage_spans_forward_failed "+
 			"and not returned to the sender (it would resend spans already delivered)", warnInterval),
-		warnCacheEvicted: newRateLimitedWarning("decision cache full: traces decided less than decision_wait ago were forgotten, "+
+		warnCacheEvicted: ratelog.New("decision cache full: traces decided less than decision_wait ago were forgotten, "+
 			"so their late spans open new traces; raise decision_cache_size / decision_cache_bytes (README, Sizing)", warnInterval),
-		warnInvalid: newRateLimitedWarning("spans without a trace ID or span ID dropped as invalid (counted in processor_triage_spans_invalid)", warnInterval),
+		warnInvalid: ratelog.New("spans without a trace ID or span ID dropped as invalid (counted in processor_triage_spans_invalid)", warnInterval),
 		out:         outbound{red: redactor},
 		recovery:    rec,
 		cfg:         cfg,
@@ -503,7 +504,7 @@ func (p *triageProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 	}
 	if evicted > 0 {
 		p.tb.ProcessorTriageTracesEvicted.Add(ctx, evicted)
-		p.warnEvicted.log(p.logger, evicted)
+		p.warnEvicted.Log(p.logger, evicted)
 	}
 	p.rejectInvalid(ctx, invalid)
 	// Spans of traces decided earlier: annotated outside the lock (a
