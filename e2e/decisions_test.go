@@ -5,6 +5,7 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -92,10 +93,33 @@ func TestDecisionsEndToEnd(t *testing.T) {
 	time.Sleep(quietPeriod)
 	hook.assertNoProblems(t)
 
-	// Exactly one decision per failed run, none for the others.
+	// Exactly one final decision per failed run, none for the others.
+	// Runs whose root never arrives trip their in-flight guards (a loop
+	// seen before the trace is decided): those decisions belong to failed
+	// runs and their final decision references them.
 	byRun := map[string][]decisionDoc{}
+	inFlight := map[string]decisionDoc{}
+	finals := 0
 	for _, d := range hook.decisions() {
+		if d.Phase == "in_flight" {
+			inFlight[d.DecisionID] = d
+			continue
+		}
+		finals++
 		byRun[spanKey(d.TraceID, d.SpanID)] = append(byRun[spanKey(d.TraceID, d.SpanID)], d)
+	}
+	for _, ds := range byRun {
+		for _, d := range ds {
+			if f, ok := inFlight[d.InFlightDecisionID]; ok {
+				if f.TraceID != d.TraceID {
+					t.Errorf("final decision %s references in-flight decision %s of another trace", d.DecisionID, f.DecisionID)
+				}
+				delete(inFlight, d.InFlightDecisionID)
+			}
+		}
+	}
+	for _, f := range inFlight {
+		t.Errorf("in-flight decision %s (%s, guard %s) referenced by no final decision", f.DecisionID, f.FailureType, f.Guard)
 	}
 	failedPerTrace := map[string]int{}
 	for _, r := range failed {
@@ -129,8 +153,8 @@ func TestDecisionsEndToEnd(t *testing.T) {
 			t.Errorf("%s run %s: session_id %q, want the configured %s", name, key, d.SessionID, sessionAttr)
 		}
 	}
-	if n := len(hook.decisions()); n != matched {
-		t.Errorf("received %d decisions, %d of them for a failed run of triage classify", n, matched)
+	if finals != matched {
+		t.Errorf("received %d final decisions, %d of them for a failed run of triage classify", finals, matched)
 	}
 
 	// The connector's counters, as Prometheus scrapes them.
@@ -276,6 +300,9 @@ func TestDecisionsSurviveOutageAndRestart(t *testing.T) {
 	}
 	got := map[string]bool{}
 	for _, d := range hook.decisions() {
+		if d.Phase == "in_flight" {
+			continue // runs whose root never came; delivered exactly once too (below)
+		}
 		got[spanKey(d.TraceID, d.SpanID)] = true
 	}
 	for k := range want {
@@ -303,11 +330,12 @@ type decisionsConfig struct {
 	webhookURL  string
 	secret      string
 	constraints []string
-	policy      string // YAML of recovery.policy entries, indented for it
-	redis       string // host:port of a shared history
-	storageDir  string // persistent sending queue in this directory
-	spansFile   string // forwarded spans written here
-	stream      string // host:port of a Redis receiving the decisions too
+	policy      string        // YAML of recovery.policy entries, indented for it
+	redis       string        // host:port of a shared history
+	storageDir  string        // persistent sending queue in this directory
+	spansFile   string        // forwarded spans written here
+	stream      string        // host:port of a Redis receiving the decisions too
+	wait        time.Duration // decision_wait; 0: decisionWait
 }
 
 func (c decisionsConfig) yaml() string {
@@ -326,7 +354,7 @@ processors:
     recovery:
       timeout: 5s
       session_attributes: [%s]
-`, c.otlpPort, decisionWait, global, sessionAttr)
+`, c.otlpPort, cmp.Or(c.wait, decisionWait), global, sessionAttr)
 	if c.policy != "" {
 		fmt.Fprintf(&b, "      policy:\n        %s\n", c.policy)
 	}
@@ -489,12 +517,15 @@ func latestDecision(ds []decisionDoc) decisionDoc {
 
 // decisionDoc is the part of a decision the tests look at.
 type decisionDoc struct {
-	DecisionID  string `json:"decision_id"`
-	TraceID     string `json:"trace_id"`
-	SpanID      string `json:"span_id"`
-	SessionID   string `json:"session_id"`
-	FailureType string `json:"failure_type"`
-	Action      struct {
+	Phase              string `json:"phase"`
+	Guard              string `json:"guard"`
+	InFlightDecisionID string `json:"in_flight_decision_id"`
+	DecisionID         string `json:"decision_id"`
+	TraceID            string `json:"trace_id"`
+	SpanID             string `json:"span_id"`
+	SessionID          string `json:"session_id"`
+	FailureType        string `json:"failure_type"`
+	Action             struct {
 		Kind    string `json:"kind"`
 		DelayMS int64  `json:"delay_ms"`
 	} `json:"action"`
@@ -673,6 +704,19 @@ func (w *webhookReceiver) decisions() []decisionDoc {
 	out := make([]decisionDoc, 0, len(w.docs))
 	for _, d := range w.docs {
 		out = append(out, d)
+	}
+	return out
+}
+
+// finalDecisions are the received decisions of runs that ended (not the
+// in-flight decisions of runs still going: runs whose root never arrives
+// trip their in-flight guards before they are decided).
+func finalDecisions(w *webhookReceiver) []decisionDoc {
+	var out []decisionDoc
+	for _, d := range w.decisions() {
+		if d.Phase != "in_flight" {
+			out = append(out, d)
+		}
 	}
 	return out
 }

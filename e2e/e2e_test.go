@@ -57,7 +57,9 @@ type classifyLine struct {
 	FailureType string `json:"failure_type"`
 	Signal      string `json:"signal"`
 	Rule        string `json:"rule"`
-	Incidents   []struct {
+	// EvidenceSpanID is the span showing the failure.
+	EvidenceSpanID string `json:"evidence_span_id"`
+	Incidents      []struct {
 		SpanID      string `json:"span_id"`
 		FailureType string `json:"failure_type"`
 		Signal      string `json:"signal"`

@@ -24,6 +24,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/triage-otel/triage/trajectory"
+	"github.com/triage-otel/triage/wire"
 )
 
 // overloadLimitMiB is the memory_limiter limit of the overload test's
@@ -358,8 +359,16 @@ func readOverloadOutput(t *testing.T, path string) overloadOutput {
 		}
 		trajectory.ForEachSpan(td, func(s ptrace.Span) {
 			tid := s.TraceID().String()
-			out.spans[spanKey(tid, s.SpanID().String())]++
 			attrs := s.Attributes()
+			if s.Name() == wire.SpanInFlightDecision {
+				// Added by the processor: a guard tripped before the
+				// run's root came (not an input span).
+				if id := attrString(attrs, wire.AttrDecisionID); id != "" {
+					out.decisions[id] = true
+				}
+				return
+			}
+			out.spans[spanKey(tid, s.SpanID().String())]++
 			verdict, ok := attrs.Get("triage.verdict")
 			if !ok {
 				return

@@ -132,7 +132,7 @@ func TestTwoTiers(t *testing.T) {
 	}
 	// Exactly one decision per failed run, with classify's failure type.
 	byRun := map[string][]decisionDoc{}
-	for _, d := range hook.decisions() {
+	for _, d := range finalDecisions(hook) {
 		byRun[spanKey(d.TraceID, d.SpanID)] = append(byRun[spanKey(d.TraceID, d.SpanID)], d)
 	}
 	for _, r := range runs {
@@ -146,8 +146,8 @@ func TestTwoTiers(t *testing.T) {
 			t.Errorf("%s run %s: decision failure_type %q, triage classify says %q", filepath.Base(r.File), r.TraceID, got[0].FailureType, r.FailureType)
 		}
 	}
-	if n := len(hook.decisions()); n != len(failed) {
-		t.Errorf("%d decisions for %d failed runs", n, len(failed))
+	if n := len(finalDecisions(hook)); n != len(failed) {
+		t.Errorf("%d final decisions for %d failed runs", n, len(failed))
 	}
 	// Each trace decided exactly once, none of its spans after its decision
 	// (a span that comes after the decision would only be annotated from
@@ -199,8 +199,8 @@ func TestTwoTiers(t *testing.T) {
 	}
 	time.Sleep(quietPeriod)
 	hook.assertNoProblems(t)
-	if n := len(hook.decisions()); n != len(failed)+len(sessionWalk) {
-		t.Errorf("after the walk: %d decisions, want %d", n, len(failed)+len(sessionWalk))
+	if n := len(finalDecisions(hook)); n != len(failed)+len(sessionWalk) {
+		t.Errorf("after the walk: %d final decisions, want %d", n, len(failed)+len(sessionWalk))
 	}
 	waitStreamLen(t, redisAddr, len(hook.decisions()))
 	checkDecisionStream(t, redisAddr, hook.decisions())

@@ -89,14 +89,14 @@ func DefaultPolicy() map[string]recovery.StrategyConfig {
 }
 
 // Enabled reports whether any guard is on.
-func (c *Config) Enabled() bool {
+func (c Config) Enabled() bool {
 	return c.Loop.Enabled || c.RepeatedFailure.Enabled || c.Tokens.MaxPerRun > 0 || c.Tokens.MaxPerSession > 0 ||
 		c.Cost.MaxPerRun > 0 || c.Cost.MaxPerSession > 0 || c.WallClock.MaxPerRun > 0
 }
 
 // SessionBudgets reports whether a per-session budget is set (the caller
 // then keeps session usage).
-func (c *Config) SessionBudgets() bool { return c.Tokens.MaxPerSession > 0 || c.Cost.MaxPerSession > 0 }
+func (c Config) SessionBudgets() bool { return c.Tokens.MaxPerSession > 0 || c.Cost.MaxPerSession > 0 }
 
 // maxRepeatedFailureThreshold bounds N (the streak walk is O(N)).
 const maxRepeatedFailureThreshold = 1000

@@ -16,22 +16,7 @@ var (
 // fileOrder lists the spans of a capture in the order the capture holds
 // them (the order its requests were exported in), parentless spans last.
 func fileOrder(c *capture) []Span {
-	var spans, roots []Span
-	rss := c.td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		rs := rss.At(i)
-		for j := 0; j < rs.ScopeSpans().Len(); j++ {
-			ss := rs.ScopeSpans().At(j)
-			for k := 0; k < ss.Spans().Len(); k++ {
-				s := Span{Span: ss.Spans().At(k), Resource: rs.Resource(), Scope: ss.Scope().Name()}
-				if s.Span.ParentSpanID().IsEmpty() {
-					roots = append(roots, s)
-				} else {
-					spans = append(spans, s)
-				}
-			}
-		}
-	}
+	spans, roots := split(c.td)
 	return append(spans, roots...)
 }
 

@@ -144,7 +144,7 @@ func TestTokenAndCostBudgets(t *testing.T) {
 	if u := r.Unreported(); u.Tokens != 750 {
 		t.Fatalf("unreported %+v", u)
 	}
-	r.Reported(r.Unreported())
+	r.MarkReported(r.Unreported())
 	if u := r.Unreported(); !u.IsZero() {
 		t.Fatalf("after reporting: %+v", u)
 	}

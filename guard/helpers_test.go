@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"cmp"
 	"encoding/binary"
 	"os"
 	"path/filepath"
@@ -79,11 +80,9 @@ func loadCaptures(t testing.TB, cls *classifier.Classifier) []capture {
 	return out
 }
 
-// ordered lists the spans of td as an SDK exporter sends them: in end-time
-// order, with the parentless spans (the run's root, which ends last) held
-// back to the end.
-func ordered(td ptrace.Traces) ([]Span, int) {
-	var spans, roots []Span
+// split lists the spans of td in the order td holds them, the spans with a
+// parent apart from the parentless ones (roots).
+func split(td ptrace.Traces) (spans, roots []Span) {
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
@@ -99,16 +98,15 @@ func ordered(td ptrace.Traces) ([]Span, int) {
 			}
 		}
 	}
-	byEnd := func(a, b Span) int {
-		ea, eb := a.Span.EndTimestamp(), b.Span.EndTimestamp()
-		switch {
-		case ea < eb:
-			return -1
-		case ea > eb:
-			return 1
-		}
-		return 0
-	}
+	return spans, roots
+}
+
+// ordered lists the spans of td as an SDK exporter sends them: in end-time
+// order, with the parentless spans (the run's root, which ends last) held
+// back to the end.
+func ordered(td ptrace.Traces) ([]Span, int) {
+	spans, roots := split(td)
+	byEnd := func(a, b Span) int { return cmp.Compare(a.Span.EndTimestamp(), b.Span.EndTimestamp()) }
 	slices.SortStableFunc(spans, byEnd)
 	slices.SortStableFunc(roots, byEnd)
 	return append(spans, roots...), len(roots)

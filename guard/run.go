@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"fmt"
 	"slices"
@@ -53,11 +54,46 @@ const maxAncestorHops = 64
 // maxHintedTools bounds the tool hints a run keeps.
 const maxHintedTools = 256
 
+// Read is one span as the guards need it, read once by the convention
+// readers. It keeps no reference to the span, so a caller can read a
+// batch's spans before it hands them on and fold the reads into a run
+// later (AddRead).
+type Read struct {
+	id, parent pcommon.SpanID
+	start, end pcommon.Timestamp
+	status     ptrace.StatusCode
+	read       trajectory.SpanRead
+	// service, and the session named by the configured attributes on the
+	// span and on its resource.
+	service, cfgSession, resSession string
+}
+
+// Read reads a batch of spans (any order: AddRead takes them in end-time
+// order). Safe for concurrent use.
+func (g *Guards) Read(batch []Span) []Read {
+	var reader trajectory.SpanReader
+	out := make([]Read, 0, len(batch))
+	for i := range batch {
+		s := &batch[i]
+		sp := s.Span
+		rd := Read{id: sp.SpanID(), parent: sp.ParentSpanID(), start: sp.StartTimestamp(), end: sp.EndTimestamp(),
+			status: sp.Status().Code(), read: reader.Read(sp, s.Resource, s.Scope)}
+		if v, ok := s.Resource.Attributes().Get("service.name"); ok {
+			rd.service = v.AsString()
+		}
+		if len(g.sessionKeys) > 0 {
+			rd.cfgSession = recovery.SessionKey(g.sessionKeys, sp.Attributes())
+			rd.resSession = recovery.SessionKey(g.sessionKeys, s.Resource.Attributes())
+		}
+		out = append(out, rd)
+	}
+	return out
+}
+
 // Run is the in-flight state of one trace: the guards' view of the run in
 // progress. Not safe for concurrent use.
 type Run struct {
-	g      *Guards
-	reader trajectory.SpanReader
+	g *Guards
 
 	nodes   map[pcommon.SpanID]spanNode
 	waiting map[pcommon.SpanID][]int32 // steps whose parent chain stops at this unseen span
@@ -80,6 +116,7 @@ type Run struct {
 
 	usage, reported recovery.Usage
 	lastUsageSpan   pcommon.SpanID
+	lastSpan        pcommon.SpanID
 	minStart        pcommon.Timestamp
 	maxEnd          pcommon.Timestamp
 	maxEndSpan      pcommon.SpanID
@@ -159,31 +196,23 @@ func (g *Guards) NewRun() *Run {
 // Add feeds a batch of new spans of the run (in any order: they are taken
 // in end-time order) and returns the guards they tripped. A span ID seen
 // before is ignored. Cost is linear in the batch.
-func (r *Run) Add(batch []Span) []Trip {
+func (r *Run) Add(batch []Span) []Trip { return r.AddRead(r.g.Read(batch)) }
+
+// AddRead is Add for spans read earlier (Guards.Read).
+func (r *Run) AddRead(reads []Read) []Trip {
 	r.out = r.out[:0]
-	order := make([]int, len(batch))
+	order := make([]int, len(reads))
 	for i := range order {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int {
-		ea, eb := batch[a].Span.EndTimestamp(), batch[b].Span.EndTimestamp()
-		if ea != eb {
-			if ea < eb {
-				return -1
-			}
-			return 1
+		if c := cmp.Compare(reads[a].end, reads[b].end); c != 0 {
+			return c
 		}
-		sa, sb := batch[a].Span.StartTimestamp(), batch[b].Span.StartTimestamp()
-		switch {
-		case sa < sb:
-			return -1
-		case sa > sb:
-			return 1
-		}
-		return 0
+		return cmp.Compare(reads[a].start, reads[b].start)
 	})
 	for _, i := range order {
-		r.addSpan(&batch[i])
+		r.addSpan(&reads[i])
 	}
 	r.checkRunBudgets()
 	r.checkWallClock()
@@ -221,6 +250,9 @@ func (r *Run) Session() string {
 	return r.convSess
 }
 
+// LastSpan is the span fed last.
+func (r *Run) LastSpan() pcommon.SpanID { return r.lastSpan }
+
 // NonIdempotent says whether the tool definitions seen so far mark tool as
 // not idempotent (MCP annotations), and why.
 func (r *Run) NonIdempotent(tool string) (string, bool) {
@@ -231,38 +263,35 @@ func (r *Run) NonIdempotent(tool string) (string, bool) {
 	return h.NonIdempotent()
 }
 
-func (r *Run) addSpan(s *Span) {
-	sp := s.Span
-	id := sp.SpanID()
+func (r *Run) addSpan(s *Read) {
+	id := s.id
 	if _, dup := r.nodes[id]; dup || id.IsEmpty() {
 		return
 	}
+	r.lastSpan = id
 	r.identify(s)
-	if st, en := sp.StartTimestamp(), sp.EndTimestamp(); st != 0 || en != 0 {
-		if st != 0 && (r.minStart == 0 || st < r.minStart) {
-			r.minStart = st
-		}
-		if en > r.maxEnd {
-			r.maxEnd, r.maxEndSpan = en, id
-		}
+	if s.start != 0 && (r.minStart == 0 || s.start < r.minStart) {
+		r.minStart = s.start
 	}
-	rd := r.reader.Read(sp, s.Resource, s.Scope)
+	if s.end > r.maxEnd {
+		r.maxEnd, r.maxEndSpan = s.end, id
+	}
+	rd := &s.read
 	if r.agent == "" {
 		r.agent = rd.Agent
 	}
 	if r.convSess == "" {
 		r.convSess = rd.Session
 	}
-	node := spanNode{parent: sp.ParentSpanID(), step: -1}
-	if rd.Role != trajectory.SpanLLM && rd.Role != trajectory.SpanTool {
+	node := spanNode{parent: s.parent, step: -1}
+	// A streamed part of a model call (a chunk span) folds into the call
+	// that encloses it, as a nested span of that call does.
+	isStep := rd.Role == trajectory.SpanLLM || rd.Role == trajectory.SpanTool || rd.Role == trajectory.SpanPart
+	if !isStep {
 		r.nodes[id] = node
 		r.noteTools(rd.Tools, rd.Role == trajectory.SpanAgent)
 		r.resolveWaiting(id)
-		for len(r.dirty) > 0 {
-			d := r.dirty[len(r.dirty)-1]
-			r.dirty = r.dirty[:len(r.dirty)-1]
-			r.fold(r.root(d))
-		}
+		r.foldDirty()
 		return
 	}
 	// A step span: part of the call of a step above it, or a call of its own.
@@ -273,7 +302,7 @@ func (r *Run) addSpan(s *Span) {
 		r.steps[k].ids = append(r.steps[k].ids, id)
 	} else {
 		k = int32(len(r.steps))
-		r.steps = append(r.steps, stepRec{parts: []trajectory.Step{rd.Step}, status: sp.Status().Code(),
+		r.steps = append(r.steps, stepRec{parts: []trajectory.Step{rd.Step}, status: s.status,
 			ids: []pcommon.SpanID{id}, merged: -1, top: id, call: -1})
 		if !ok {
 			r.waitOn(node.parent, k)
@@ -284,6 +313,11 @@ func (r *Run) addSpan(s *Span) {
 	r.recompute(k)
 	r.resolveWaiting(id)
 	r.fold(r.root(k))
+	r.foldDirty()
+}
+
+// foldDirty folds the steps that merges changed.
+func (r *Run) foldDirty() {
 	for len(r.dirty) > 0 {
 		d := r.dirty[len(r.dirty)-1]
 		r.dirty = r.dirty[:len(r.dirty)-1]
@@ -292,17 +326,15 @@ func (r *Run) addSpan(s *Span) {
 }
 
 // identify reads the run's service and session from a span.
-func (r *Run) identify(s *Span) {
+func (r *Run) identify(s *Read) {
 	if r.service == "" {
-		if v, ok := s.Resource.Attributes().Get("service.name"); ok {
-			r.service = v.AsString()
-		}
+		r.service = s.service
 	}
-	if r.cfgSession == "" && len(r.g.sessionKeys) > 0 {
-		r.cfgSession = recovery.SessionKey(r.g.sessionKeys, s.Span.Attributes())
-		if r.resSession == "" {
-			r.resSession = recovery.SessionKey(r.g.sessionKeys, s.Resource.Attributes())
-		}
+	if r.cfgSession == "" {
+		r.cfgSession = s.cfgSession
+	}
+	if r.resSession == "" {
+		r.resSession = s.resSession
 	}
 }
 

@@ -41,9 +41,12 @@ func (r *Run) Usage() recovery.Usage { return r.usage }
 // Unreported is the usage not yet reported to the session (see Reported).
 func (r *Run) Unreported() recovery.Usage { return sub(r.usage, r.reported) }
 
-// Reported records that u more of the run's usage was added to its
+// MarkReported records that u more of the run's usage was added to its
 // session's.
-func (r *Run) Reported(u recovery.Usage) { r.reported = r.reported.Add(u) }
+func (r *Run) MarkReported(u recovery.Usage) { r.reported = r.reported.Add(u) }
+
+// Reported is the usage reported to the session so far.
+func (r *Run) Reported() recovery.Usage { return r.reported }
 
 // CheckSession checks the per-session limits against the session's total
 // (this run's reported usage included) and returns the guards it tripped.

@@ -20,7 +20,7 @@ func (e *Engine) reuseInFlight(in Input) (Decision, bool) {
 	d.InFlightDecisionID = f.DecisionID
 	d.DecisionID = id
 	d.TraceID, d.SpanID = in.TraceID, in.SpanID
-	d.SessionID = e.redactor.Truncate(in.SessionID)
+	d.SessionID = e.redactor.Text(in.SessionID)
 	d.Service, d.Agent, d.Tool = in.Service, in.Agent, in.Tool
 	d.Confidence, d.Evidence = in.Confidence, in.Evidence
 	d.Time = e.clock.Now().UTC().Format(time.RFC3339Nano)

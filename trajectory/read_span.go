@@ -97,3 +97,31 @@ func SameCall(outer, inner *Step) bool {
 func MergeNested(outer *Step, outerStatus ptrace.StatusCode, inner *Step) {
 	mergeStep(outer, inner, outerStatus)
 }
+
+// ToolHints returns the MCP annotations stated for tool name in the run:
+// on the definitions its model steps were offered, else on what an MCP
+// server listed.
+func (r *Run) ToolHints(name string) ToolHints {
+	if name == "" {
+		return ToolHints{}
+	}
+	var seen *ToolDef // Offered slices are shared between steps: check each once
+	for i := range r.Steps {
+		defs := r.Steps[i].Offered
+		if len(defs) == 0 || &defs[0] == seen {
+			continue
+		}
+		seen = &defs[0]
+		for k := range defs {
+			if defs[k].Name == name && defs[k].Hints != (ToolHints{}) {
+				return defs[k].Hints
+			}
+		}
+	}
+	for k := range r.ListedTools {
+		if r.ListedTools[k].Name == name && r.ListedTools[k].Hints != (ToolHints{}) {
+			return r.ListedTools[k].Hints
+		}
+	}
+	return ToolHints{}
+}

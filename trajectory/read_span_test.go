@@ -186,3 +186,21 @@ func TestStepCost(t *testing.T) {
 		t.Errorf("costs %v, want [0.0125 0.5 0]", got)
 	}
 }
+
+func TestRunToolHints(t *testing.T) {
+	yes := true
+	offered := []ToolDef{{Name: "a"}, {Name: "pay", Hints: ToolHints{Destructive: &yes}}}
+	r := Run{
+		Steps:       []Step{{Kind: StepLLM, Offered: offered}, {Kind: StepLLM, Offered: offered}, {Kind: StepTool}},
+		ListedTools: []ToolDef{{Name: "drop", Hints: ToolHints{Destructive: &yes}}},
+	}
+	if _, ok := r.ToolHints("pay").NonIdempotent(); !ok {
+		t.Error("pay: hints on the offered definitions not found")
+	}
+	if _, ok := r.ToolHints("drop").NonIdempotent(); !ok {
+		t.Error("drop: hints on the listed tools not found")
+	}
+	if h := r.ToolHints("a"); h != (ToolHints{}) {
+		t.Errorf("a states nothing: %+v", h)
+	}
+}

@@ -18,6 +18,10 @@ type Decision struct {
 	ActionKind  string
 	Agent       string
 	SessionID   string
+	// Phase is PhaseInFlight or PhaseFinal; Guard names the guard of an
+	// in-flight decision ("" on final ones).
+	Phase string
+	Guard string
 }
 
 // Problem is what was wrong with a decision's input, reported by
@@ -49,10 +53,10 @@ type ReadOptions struct {
 // PutAttributes writes the routing fields that are set, under their span
 // attribute names: what a decision log record carries beside its body.
 func (d *Decision) PutAttributes(m pcommon.Map) {
-	m.EnsureCapacity(m.Len() + 5)
+	m.EnsureCapacity(m.Len() + 7)
 	for _, f := range [...]struct{ key, v string }{
 		{AttrDecisionID, d.ID}, {AttrFailureType, d.FailureType}, {AttrActionKind, d.ActionKind},
-		{AttrAgent, d.Agent}, {AttrSessionID, d.SessionID},
+		{AttrAgent, d.Agent}, {AttrSessionID, d.SessionID}, {AttrPhase, d.Phase}, {AttrGuard, d.Guard},
 	} {
 		if f.v != "" {
 			m.PutStr(f.key, f.v)
@@ -94,7 +98,12 @@ func ReadDecision(attrs pcommon.Map, body string, report Reporter, opts ReadOpti
 		{AttrActionKind, &d.ActionKind, (*documentFields).actionKind},
 		{AttrAgent, &d.Agent, func(f *documentFields) json.RawMessage { return f.Agent }},
 		{AttrSessionID, &d.SessionID, func(f *documentFields) json.RawMessage { return f.SessionID }},
+		{AttrPhase, &d.Phase, func(f *documentFields) json.RawMessage { return f.Phase }},
+		{AttrGuard, &d.Guard, func(f *documentFields) json.RawMessage { return f.Guard }},
 	} {
+		if f.key == AttrGuard && d.Phase == PhaseFinal {
+			continue // final decisions have no guard: no reason to parse
+		}
 		if v, ok := attrs.Get(f.key); ok {
 			*f.dst = v.Str()
 			if v.Type() != pcommon.ValueTypeStr {
@@ -135,6 +144,8 @@ type documentFields struct {
 	Agent       json.RawMessage `json:"agent"`
 	SessionID   json.RawMessage `json:"session_id"`
 	Action      json.RawMessage `json:"action"`
+	Phase       json.RawMessage `json:"phase"`
+	Guard       json.RawMessage `json:"guard"`
 }
 
 func (f *documentFields) actionKind() json.RawMessage {

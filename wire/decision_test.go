@@ -25,7 +25,7 @@ func read(t *testing.T, attrs map[string]any, body string, opts ReadOptions) (De
 func allAttrs() map[string]any {
 	return map[string]any{
 		AttrDecisionID: "d-1", AttrFailureType: "timeout", AttrActionKind: "backoff_and_retry",
-		AttrAgent: "a", AttrSessionID: "s",
+		AttrAgent: "a", AttrSessionID: "s", AttrPhase: PhaseFinal,
 	}
 }
 
@@ -34,7 +34,7 @@ func TestReadDecisionAttributesWinAndBodyIsKept(t *testing.T) {
 	d, ok, problems := read(t, allAttrs(), body, ReadOptions{})
 	require.True(t, ok)
 	assert.Empty(t, problems)
-	assert.Equal(t, Decision{Body: body, ID: "d-1", FailureType: "timeout", ActionKind: "backoff_and_retry", Agent: "a", SessionID: "s"}, d)
+	assert.Equal(t, Decision{Body: body, ID: "d-1", FailureType: "timeout", ActionKind: "backoff_and_retry", Agent: "a", SessionID: "s", Phase: PhaseFinal}, d)
 }
 
 // With every routing attribute present the document is not parsed: an
@@ -101,10 +101,28 @@ func TestPutAttributes(t *testing.T) {
 
 	// What PutAttributes writes, ReadDecision reads back without the
 	// document.
-	full := Decision{Body: `{"decision_id": not-parsed}`, ID: "d", FailureType: "timeout", ActionKind: "abort", Agent: "a", SessionID: "s"}
+	full := Decision{Body: `{"decision_id": not-parsed}`, ID: "d", FailureType: "timeout", ActionKind: "abort", Agent: "a", SessionID: "s", Phase: PhaseInFlight, Guard: "loop"}
 	m = pcommon.NewMap()
 	full.PutAttributes(m)
 	got, ok := ReadDecision(m, full.Body, nil, ReadOptions{})
 	require.True(t, ok)
 	assert.Equal(t, full, got)
+}
+
+// The phase and guard of an in-flight decision come from the attributes,
+// else from the document; a final decision's guard is never looked for.
+func TestReadDecisionPhaseAndGuard(t *testing.T) {
+	body := `{"decision_id":"d","phase":"in_flight","guard":"tokens"}`
+	d, ok, _ := read(t, map[string]any{AttrDecisionID: "d"}, body, ReadOptions{})
+	require.True(t, ok)
+	assert.Equal(t, PhaseInFlight, d.Phase)
+	assert.Equal(t, "tokens", d.Guard)
+	// Final: with the attributes the processor writes, the document is not
+	// parsed (it is not JSON here).
+	attrs := allAttrs()
+	d, ok, problems := read(t, attrs, `{"not": parsed}`, ReadOptions{})
+	require.True(t, ok)
+	assert.Empty(t, problems)
+	assert.Equal(t, PhaseFinal, d.Phase)
+	assert.Empty(t, d.Guard)
 }

@@ -78,12 +78,32 @@ const (
 	AttrAttempt       = "triage.attempt"
 	AttrMaxAttempts   = "triage.max_attempts"
 	AttrPolicy        = "triage.policy"
+	// AttrPhase is the decision's phase: "final" on a run's root,
+	// "in_flight" on the processor's in-flight decision span (a guard
+	// tripped while the run was still going).
+	AttrPhase = "triage.phase"
+	// AttrGuard names the guard of an in-flight decision.
+	AttrGuard = "triage.guard"
+	// AttrInFlightDecisionID, on a run's root, is the in-flight decision
+	// its final decision references.
+	AttrInFlightDecisionID = "triage.decision.in_flight_id"
+)
+
+// SpanInFlightDecision names the span that carries an in-flight decision
+// (in the processor's scope, a child of the span that tripped the guard).
+const SpanInFlightDecision = "triage.in_flight_decision"
+
+// Decision phases (AttrPhase, the document's phase).
+const (
+	PhaseInFlight = "in_flight"
+	PhaseFinal    = "final"
 )
 
 // EventDecision is the event name of the log record the connector emits per
 // decision. Its body is the decision document; its attributes are the
 // routing fields under the span attribute names (AttrDecisionID,
-// AttrFailureType, AttrActionKind, AttrAgent, AttrSessionID).
+// AttrFailureType, AttrActionKind, AttrAgent, AttrSessionID, AttrPhase,
+// AttrGuard).
 const EventDecision = "triage.decision"
 
 // Metrics the connector derives from annotated spans.
@@ -93,4 +113,6 @@ const (
 	MetricIncidents   = "triage.incidents"
 	MetricDecisions   = "triage.decisions"
 	MetricRunDuration = "triage.run.duration"
+	// MetricInFlightDecisions counts in-flight decisions by guard and action.
+	MetricInFlightDecisions = "triage.in_flight_decisions"
 )

@@ -58,6 +58,11 @@ var (
 		description: "Recovery decisions, by failure type and action kind.",
 		attrs:       []attrDef{{key: "failure_type"}, {key: "action"}},
 	}
+	metricInFlightDecisions = metricDef{
+		name: wire.MetricInFlightDecisions, unit: "{decision}", kind: kindSum,
+		description: "In-flight decisions (a guard tripped while the run was still going), by guard and action kind.",
+		attrs:       []attrDef{{key: "guard"}, {key: "action"}},
+	}
 	metricRunDuration = metricDef{
 		name: wire.MetricRunDuration, unit: "s", kind: kindHistogram,
 		description: "Duration of agent runs (root span), by verdict.",

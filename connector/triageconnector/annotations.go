@@ -12,6 +12,7 @@ import (
 
 	"github.com/triage-otel/triage/classifier"
 	"github.com/triage-otel/triage/connector/triageconnector/internal/metadata"
+	"github.com/triage-otel/triage/guard"
 	"github.com/triage-otel/triage/recovery"
 	"github.com/triage-otel/triage/wire"
 )
@@ -31,6 +32,11 @@ const (
 	attrActionKind  = wire.AttrActionKind
 	attrRootMissing = wire.AttrRootMissing
 	attrLate        = wire.AttrLate
+	// attrPhase = in_flight marks the processor's in-flight decision span
+	// (a guard tripped before the run's root arrived); attrGuard names the
+	// guard.
+	attrPhase = wire.AttrPhase
+	attrGuard = wire.AttrGuard
 
 	// attrServiceName is read when the processor did not stamp
 	// triage.service (an older processor).
@@ -79,6 +85,13 @@ var (
 		m := make(map[string]bool, len(classifier.FailureTypes))
 		for _, ft := range classifier.FailureTypes {
 			m[string(ft)] = true
+		}
+		return m
+	}()
+	guardValues = func() map[string]bool {
+		m := make(map[string]bool, len(guard.Names))
+		for _, n := range guard.Names {
+			m[string(n)] = true
 		}
 		return m
 	}()
@@ -171,6 +184,17 @@ func readDecision(span ptrace.Span, r reporter) *wire.Decision {
 		return nil
 	}
 	return &d
+}
+
+// readInFlight returns the in-flight decision a span carries (the
+// processor's decision span: triage.phase in_flight and a decision), or
+// nil.
+func readInFlight(span ptrace.Span, r reporter) *wire.Decision {
+	v, ok := span.Attributes().Get(attrPhase)
+	if !ok || v.AsString() != wire.PhaseInFlight {
+		return nil
+	}
+	return readDecision(span, r)
 }
 
 // decisionProblem counts a problem wire.ReadDecision found.

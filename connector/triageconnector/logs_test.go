@@ -68,6 +68,7 @@ func TestLogsOneRecordPerFailedRun(t *testing.T) {
 		"triage.action.kind":  "retry",
 		"triage.agent":        "support-agent",
 		"triage.session.id":   "sess-1",
+		"triage.phase":        "final",
 	}, lr.Attributes().AsRaw())
 	assert.Equal(t, map[string]any{"service.name": "checkout", "host.name": "h1"}, res[0].Attributes().AsRaw())
 

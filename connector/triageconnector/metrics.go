@@ -35,6 +35,7 @@ type metricsConnector struct {
 	failures   *metricAgg
 	incidents  *metricAgg
 	decisions  *metricAgg
+	inFlight   *metricAgg
 	durations  *metricAgg
 	shutDown   bool
 	flushMu    sync.Mutex // serialises flushes so cumulative points go out in order
@@ -69,6 +70,7 @@ func newMetricsConnector(set connector.Settings, cfg *Config, next consumer.Metr
 		failures:  newMetricAgg(&metricFailures, cfg.MaxCardinality, nil),
 		incidents: newMetricAgg(&metricIncidents, cfg.MaxCardinality, nil),
 		decisions: newMetricAgg(&metricDecisions, cfg.MaxCardinality, nil),
+		inFlight:  newMetricAgg(&metricInFlightDecisions, cfg.MaxCardinality, nil),
 		durations: newMetricAgg(&metricRunDuration, cfg.MaxCardinality, bounds),
 	}, nil
 }
@@ -174,6 +176,14 @@ func (c *metricsConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 					}
 					inc(c.incidents, 1, ft, recovered)
 				}
+				if d := readInFlight(span, rep); d != nil {
+					if d.ID != "" && !c.seen.add(decisionKey(d.ID)) {
+						dups++
+						continue
+					}
+					inc(c.inFlight, 1, rep.enum(d.Guard, attrGuard, guardValues), rep.enum(d.ActionKind, attrActionKind, actionValues))
+					continue
+				}
 				run, ok := readRunRoot(span, rs.Resource(), rep)
 				if !ok {
 					continue
@@ -228,7 +238,7 @@ func (c *metricsConnector) snapshot() (pmetric.Metrics, bool) {
 	now := pcommon.NewTimestampFromTime(c.now())
 	sm := md.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty()
 	sm.Scope().SetName(metadata.ScopeName)
-	for _, m := range []*metricAgg{c.runs, c.failures, c.incidents, c.decisions, c.durations} {
+	for _, m := range []*metricAgg{c.runs, c.failures, c.incidents, c.decisions, c.inFlight, c.durations} {
 		m.appendTo(sm.Metrics(), now)
 	}
 	return md, sm.Metrics().Len() > 0

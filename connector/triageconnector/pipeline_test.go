@@ -87,6 +87,8 @@ func TestPipelineOnFrameworkCaptures(t *testing.T) {
 	decisionDocs := map[string]string{}
 	failedRuns := 0
 	failedWithDecision := 0
+	inFlight := map[string]int64{} // in-flight decision spans by guard and action
+	nInFlight := 0
 	standIns := map[string]bool{}
 	for _, td := range annotated.AllTraces() {
 		for i := 0; i < td.ResourceSpans().Len(); i++ {
@@ -97,6 +99,17 @@ func TestPipelineOnFrameworkCaptures(t *testing.T) {
 					if rec, ok := attrs.Get("triage.recovered"); ok {
 						ft, _ := attrs.Get("triage.failure_type")
 						wantIncidents["failure_type="+ft.Str()+",recovered="+rec.AsString()]++
+					}
+					if ph, ok := attrs.Get("triage.phase"); ok && ph.Str() == "in_flight" {
+						// Runs whose root never came trip their guards in flight.
+						g, _ := attrs.Get("triage.guard")
+						k, _ := attrs.Get("triage.action.kind")
+						inFlight["action="+k.Str()+",guard="+g.Str()]++
+						nInFlight++
+						doc, _ := attrs.Get("triage.decision")
+						id, _ := attrs.Get("triage.decision.id")
+						decisionDocs[id.AsString()] = doc.Str()
+						continue
 					}
 					verdict, ok := attrs.Get("triage.verdict")
 					if !ok {
@@ -154,9 +167,12 @@ func TestPipelineOnFrameworkCaptures(t *testing.T) {
 		id, _ := r.Attributes().Get("triage.decision.id")
 		assert.Equal(t, decisionDocs[id.Str()], r.Body().Str())
 	}
+	if nInFlight > 0 {
+		assert.Equal(t, inFlight, sumPoints(t, md, "triage.in_flight_decisions"))
+	}
 	if failedWithDecision > 0 {
 		assert.Equal(t, failedRuns, failedWithDecision, "every failed run carries a decision")
-		assert.Len(t, recs, failedRuns)
+		assert.Len(t, recs, failedRuns+nInFlight, "a record per failed run and per in-flight decision")
 	} else {
 		t.Logf("the processor stamped no triage.decision: %d failed runs, no decision records", failedRuns)
 	}

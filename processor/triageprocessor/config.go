@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/triage-otel/triage/classifier"
+	"github.com/triage-otel/triage/guard"
 )
 
 // Config is the configuration of the triage processor.
@@ -83,6 +84,10 @@ type Config struct {
 	Evidence EvidenceConfig `mapstructure:"evidence"`
 	// LLM configures the optional model asked about runs left unknown.
 	LLM LLMConfig `mapstructure:"llm"`
+	// Guards configures the in-flight guards: checks on the spans of a
+	// run that arrive before its root, which trip an in-flight decision
+	// (see the guard package). They need recovery.enabled.
+	Guards guard.Config `mapstructure:"guards"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -193,6 +198,9 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.validateRules()...)
 	errs = append(errs, c.Recovery.validate()...)
 	errs = append(errs, c.LLM.validate(&c.Recovery)...)
+	for _, err := range leafErrors(c.Guards.Validate()) {
+		errs = append(errs, fmt.Errorf("guards.%w", err))
+	}
 	return errors.Join(errs...)
 }
 

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 
+	"github.com/triage-otel/triage/guard"
 	"github.com/triage-otel/triage/processor/triageprocessor/internal/metadata"
 )
 
@@ -47,6 +48,15 @@ func TestLoadConfig(t *testing.T) {
 				Evidence:              EvidenceConfig{AnnotateContent: true},
 				Recovery:              defaultRecoveryConfig(),
 				LLM:                   defaultLLMConfig(),
+				Guards: guard.Config{
+					Loop:            guard.LoopConfig{Enabled: true},
+					RepeatedFailure: guard.RepeatedFailureConfig{Enabled: false, Threshold: 4},
+					Tokens:          guard.TokensConfig{MaxPerRun: 50000, MaxPerSession: 200000},
+					Cost: guard.CostConfig{MaxPerSession: 1.5, Prices: map[string]guard.Price{
+						"gpt-4o-mini": {InputPerMillion: 0.15, OutputPerMillion: 0.6},
+					}},
+					WallClock: guard.WallClockConfig{MaxPerRun: 10 * time.Minute},
+				},
 				Constraints: ConstraintsConfig{
 					Global:     []string{"BEGIN PRIVATE KEY"},
 					PerService: map[string][]string{"billing-agent": {"card_number"}},
@@ -79,6 +89,8 @@ func TestLoadConfig(t *testing.T) {
 		{id: component.NewIDWithName(metadata.Type, "no_context_name"), wantErr: `rules[0] ("bare_path").conditions[0]`},
 		{id: component.NewIDWithName(metadata.Type, "empty_constraint"), wantErr: "constraints.global[0]"},
 		{id: component.NewIDWithName(metadata.Type, "bad_similarity"), wantErr: "loop.similarity"},
+		{id: component.NewIDWithName(metadata.Type, "guards_bad_threshold"), wantErr: "guards.repeated_failure.threshold must be between 2 and 1000, got 1"},
+		{id: component.NewIDWithName(metadata.Type, "guards_negative_budget"), wantErr: "guards.tokens.max_per_run must not be negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id.String(), func(t *testing.T) {

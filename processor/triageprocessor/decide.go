@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/triage-otel/triage/classifier"
+	"github.com/triage-otel/triage/recovery"
 	"github.com/triage-otel/triage/trajectory"
 	"github.com/triage-otel/triage/wire"
 )
@@ -117,6 +118,9 @@ type classifiedTrace struct {
 	extras      [][]classifier.Incident
 	classifiers []*classifier.Classifier
 	ruleErr     error
+	// inFlight are the in-flight decisions taken for the trace while it
+	// was held; its runs' final decisions reference them.
+	inFlight []recovery.Decision
 	// took is the time spent classifying (and preparing model questions).
 	took time.Duration
 }
@@ -177,6 +181,7 @@ func (p *triageProcessor) recordDecided(ctx context.Context, h *heldTrace, d *de
 func (p *triageProcessor) classifyTrace(ctx context.Context, h *heldTrace) *classifiedTrace {
 	ct := &classifiedTrace{runs: trajectory.Build(h.td, h.buildOptions()...)}
 	p.recordJoinedLogs(ctx, h)
+	ct.inFlight = p.closeInFlight(ctx, h, ct.runs)
 	var ruleIncidents map[pcommon.SpanID][]classifier.Incident
 	ruleIncidents, ct.ruleErr = p.evalRules(ctx, h.td)
 	ct.verdicts = make([]classifier.Verdict, len(ct.runs))
@@ -238,7 +243,7 @@ func (p *triageProcessor) annotateRuns(ctx context.Context, h *heldTrace, ct *cl
 			// Asked once per run here; a root annotated later from the
 			// decision cache gets these same annotations, so the decision
 			// (and its attempt in the session) is never taken twice.
-			rootAnns = append(rootAnns, p.runAnnotations(ctx, h.id, run, &v, spans)...)
+			rootAnns = append(rootAnns, p.runAnnotations(ctx, h.id, run, &v, spans, ct.inFlight)...)
 		}
 		rootAnns = append(rootAnns, p.contentAnnotations(ctx, run)...)
 		failureType := ""

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/processor"
 
+	"github.com/triage-otel/triage/guard"
 	"github.com/triage-otel/triage/processor/triageprocessor/internal/metadata"
 )
 
@@ -55,6 +56,7 @@ func createDefaultConfig() component.Config {
 		ErrorMode:             ottl.IgnoreError,
 		Recovery:              defaultRecoveryConfig(),
 		LLM:                   defaultLLMConfig(),
+		Guards:                guard.DefaultConfig(),
 	}
 }
 

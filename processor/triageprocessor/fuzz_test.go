@@ -21,6 +21,7 @@ func FuzzConsumeTraces(f *testing.F) {
 		agentTrace(traceID(1), "svc", genaiRun("")...),
 		agentTrace(traceID(2), "svc", genaiRun("upstream returned 502 Bad Gateway")[:3]...),
 		benchTrace(3, 12, true),
+		timedBatch(traceID(4), "svc", looping(4)[:7]...), // trips the loop guard
 	} {
 		b, err := m.MarshalTraces(td)
 		if err != nil {
@@ -57,16 +58,36 @@ func FuzzConsumeTraces(f *testing.F) {
 		if err := p.Shutdown(ctx); err != nil {
 			t.Fatal(err)
 		}
-		valid := 0
-		eachSpan(td, func(_ ptrace.ResourceSpans, s ptrace.Span) {
-			if invalidSpan(s) == "" {
-				valid++
-			}
-		})
-		if got := sink.SpanCount(); got != valid {
+		// Every valid input span is forwarded once; in-flight decision
+		// spans are added.
+		valid := inputSpanCount(td)
+		got := 0
+		for _, out := range sink.AllTraces() {
+			got += inputSpanCount(out)
+		}
+		if got != valid {
 			t.Fatalf("forwarded %d spans, received %d valid ones", got, valid)
 		}
 	})
+}
+
+// inputSpanCount counts the spans of td that are valid (have IDs) and are not
+// in-flight decision spans.
+func inputSpanCount(td ptrace.Traces) int {
+	n := 0
+	for i := 0; i < td.ResourceSpans().Len(); i++ {
+		rs := td.ResourceSpans().At(i)
+		for j := 0; j < rs.ScopeSpans().Len(); j++ {
+			ss := rs.ScopeSpans().At(j)
+			for k := 0; k < ss.Spans().Len(); k++ {
+				s := ss.Spans().At(k)
+				if invalidSpan(s) == "" && (ss.Scope().Name() != metadata.ScopeName || s.Name() != decisionSpanName) {
+					n++
+				}
+			}
+		}
+	}
+	return n
 }
 
 // splitResources puts the first n resource spans of td in one batch and

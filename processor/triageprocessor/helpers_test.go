@@ -132,6 +132,19 @@ func (h *harness) forwarded() map[pcommon.SpanID][]ptrace.Span {
 	return out
 }
 
+// decisionSpans returns the in-flight decision spans forwarded so far.
+func (h *harness) decisionSpans() []ptrace.Span {
+	var out []ptrace.Span
+	for _, td := range h.sink.AllTraces() {
+		eachSpan(td, func(_ ptrace.ResourceSpans, s ptrace.Span) {
+			if s.Name() == decisionSpanName {
+				out = append(out, s)
+			}
+		})
+	}
+	return out
+}
+
 func eachSpan(td ptrace.Traces, f func(ptrace.ResourceSpans, ptrace.Span)) {
 	for i := 0; i < td.ResourceSpans().Len(); i++ {
 		rs := td.ResourceSpans().At(i)

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/triage-otel/triage/guard"
 	"github.com/triage-otel/triage/internal/ratelog"
 	"github.com/triage-otel/triage/processor/triageprocessor/internal/metadata"
 )
@@ -62,6 +63,10 @@ type heldTrace struct {
 	// once its root arrived, is how long it waits for the rest of them.
 	logs    *traceLogs
 	logsDue time.Time
+
+	// inflight is the trace's in-flight guard state (nil without guards
+	// or before its first span was fed).
+	inflight *inFlight
 }
 
 type triageProcessor struct {
@@ -80,6 +85,8 @@ type triageProcessor struct {
 	recovery *recoverer
 	// llm is nil when llm.enabled is false.
 	llm *modelAsker
+	// guards is nil when no guard is enabled or recovery is disabled.
+	guards *guard.Guards
 
 	mu sync.Mutex
 	// held is ordered by last activity: the oldest entry is the least
@@ -184,8 +191,17 @@ func newCore(set processor.Settings, cfg *Config) (*triageProcessor, error) {
 			return nil, err
 		}
 	}
+	var guards *guard.Guards
+	if rec != nil && cfg.Guards.Enabled() {
+		if guards, err = guard.New(cfg.Guards, classifiers.global, cfg.Recovery.SessionAttributes); err != nil {
+			tb.Shutdown()
+			_ = rec.close()
+			return nil, fmt.Errorf("guards: %w", err)
+		}
+	}
 	return &triageProcessor{
-		llm: asker,
+		guards: guards,
+		llm:    asker,
 		warnEvicted: ratelog.New("traces decided before they were complete: the buffer is full (num_traces or max_bytes); "+
 			"runs whose evidence is partial are annotated triage.verdict=incomplete and get no decision. Raise num_traces / max_bytes (README, Sizing) if this repeats", warnInterval),
 		warnForward: ratelog.New("the next consumer refused decided spans; they are counted in processor_triage_spans_forward_failed "+
@@ -383,6 +399,10 @@ func (p *triageProcessor) decideExpired(ctx context.Context) {
 func (p *triageProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	now := p.now()
 	groups, invalid := groupByTrace(td, &p.sizer)
+	// In-flight guards read the spans of traces still without their root
+	// here, outside the lock, before the spans move into the buffer.
+	reads := p.readInFlight(groups)
+	var feeds []inFlightFeed
 	var (
 		toDecide []*heldTrace
 		rooted   []*heldTrace
@@ -395,7 +415,7 @@ func (p *triageProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 	)
 
 	p.mu.Lock()
-	for _, g := range groups {
+	for gi, g := range groups {
 		if d, ok := p.decided.get(g.id); ok {
 			late = append(late, lateGroup{g.td, d})
 			nLate += int64(g.spans)
@@ -456,6 +476,7 @@ func (p *triageProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 			h.queued = true
 			rooted = append(rooted, h)
 		}
+		feeds = p.noteInFlight(feeds, h, reads, gi)
 		// The global byte cap evicts the least recently active traces,
 		// never the one being filled.
 		for p.cfg.MaxBytes > 0 && p.heldBytes > p.cfg.MaxBytes {
@@ -493,6 +514,7 @@ func (p *triageProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 			toDecide = append(toDecide, p.startDeciding(h, triggerShutdown))
 		}
 	}
+	feeds = p.liveFeeds(feeds)
 	p.mu.Unlock()
 
 	p.recordHeld(ctx, dTraces, dSpans)
@@ -517,6 +539,13 @@ func (p *triageProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 			continue
 		}
 		l.td.ResourceSpans().MoveAndAppendTo(extra.ResourceSpans())
+	}
+	if decisionSpans := p.runInFlight(ctx, feeds); decisionSpans != (ptrace.Traces{}) {
+		if extra == (ptrace.Traces{}) {
+			extra = decisionSpans
+		} else {
+			decisionSpans.ResourceSpans().MoveAndAppendTo(extra.ResourceSpans())
+		}
 	}
 	p.finish(ctx, toDecide, extra)
 	return nil

@@ -37,6 +37,10 @@ const (
 	attrMaxAttempts   = wire.AttrMaxAttempts
 	attrPolicy        = wire.AttrPolicy
 	attrSessionID     = wire.AttrSessionID
+	// attrInFlightDecisionID on a run root: the in-flight decision its
+	// final decision references.
+	attrInFlightDecisionID = wire.AttrInFlightDecisionID
+	attrPhase              = wire.AttrPhase
 )
 
 // recoverer asks the recovery engine for a decision per failed run and
@@ -110,13 +114,24 @@ func (r *recoverer) callContext(ctx context.Context) (context.Context, context.C
 func (r *recoverer) decide(ctx context.Context, in recovery.Input, run *trajectory.Run, spans *spanIndex) []annotation {
 	in.SessionID = r.session(run, spans)
 	in.Service, in.Agent = r.out.text(run.Service), r.out.text(run.Agent)
+	d, anns, ok := r.decideInput(ctx, in)
+	if ok {
+		r.tb.ProcessorTriageRecoveryDecisions.Add(ctx, 1, metric.WithAttributes(attribute.String("action", string(d.Action.Kind))))
+	}
+	return anns
+}
+
+// decideInput asks the engine for a decision and returns it with its
+// annotations; ok false when the engine could not decide (counted and
+// logged).
+func (r *recoverer) decideInput(ctx context.Context, in recovery.Input) (d recovery.Decision, anns []annotation, ok bool) {
 	cctx, cancel := r.callContext(ctx)
 	d, err := r.engine.Decide(cctx, in)
 	cancel()
 	if err != nil {
 		r.tb.ProcessorTriageRecoveryErrors.Add(ctx, 1, metric.WithAttributes(attribute.String("operation", "decide")))
-		r.logger.Warn("no recovery decision for a failed run", zap.String("trace_id", in.TraceID), zap.String("span_id", in.SpanID), r.out.err(err))
-		return nil
+		r.logger.Warn("no recovery decision", zap.String("phase", in.Phase), zap.String("trace_id", in.TraceID), zap.String("span_id", in.SpanID), r.out.err(err))
+		return d, nil, false
 	}
 	// The engine redacts the text it copies from the input; hints and
 	// targets come from the policy (or name the failed tool) and are
@@ -127,10 +142,9 @@ func (r *recoverer) decide(ctx context.Context, in recovery.Input, run *trajecto
 	if err != nil {
 		r.tb.ProcessorTriageRecoveryErrors.Add(ctx, 1, metric.WithAttributes(attribute.String("operation", "decide")))
 		r.logger.Warn("encoding a recovery decision", zap.String("trace_id", in.TraceID), r.out.err(err))
-		return nil
+		return d, nil, false
 	}
-	r.tb.ProcessorTriageRecoveryDecisions.Add(ctx, 1, metric.WithAttributes(attribute.String("action", string(d.Action.Kind))))
-	anns := []annotation{
+	anns = []annotation{
 		strAnn(attrDecision, string(raw)),
 		strAnn(attrDecisionID, d.DecisionID),
 		strAnn(attrActionKind, string(d.Action.Kind)),
@@ -139,6 +153,7 @@ func (r *recoverer) decide(ctx context.Context, in recovery.Input, run *trajecto
 		intAnn(attrMaxAttempts, int64(d.MaxAttempts)),
 		strAnn(attrPolicy, d.Policy),
 		strAnn(attrSessionID, d.SessionID),
+		strAnn(attrPhase, d.Phase),
 	}
 	if d.Action.Hint != "" {
 		anns = append(anns, strAnn(attrActionHint, d.Action.Hint))
@@ -146,7 +161,10 @@ func (r *recoverer) decide(ctx context.Context, in recovery.Input, run *trajecto
 	if d.Action.Target != "" {
 		anns = append(anns, strAnn(attrActionTarget, d.Action.Target))
 	}
-	return anns
+	if d.InFlightDecisionID != "" {
+		anns = append(anns, strAnn(attrInFlightDecisionID, d.InFlightDecisionID))
+	}
+	return d, anns, true
 }
 
 // recordSuccess tells the engine a run ended well: half-open breakers in
@@ -244,7 +262,7 @@ func (s *spanIndex) get() map[pcommon.SpanID]spanRef {
 // runAnnotations are the identity and recovery annotations of one run's
 // root: triage.agent on every run, triage.tool and the decision on failed
 // runs. Successful runs are reported to the engine and get no decision.
-func (p *triageProcessor) runAnnotations(ctx context.Context, traceID pcommon.TraceID, run *trajectory.Run, v *classifier.Verdict, spans *spanIndex) []annotation {
+func (p *triageProcessor) runAnnotations(ctx context.Context, traceID pcommon.TraceID, run *trajectory.Run, v *classifier.Verdict, spans *spanIndex, inFlight []recovery.Decision) []annotation {
 	anns := p.identityAnnotations(run)
 	if v.Outcome != classifier.OutcomeFailed {
 		if p.recovery != nil {
@@ -257,6 +275,10 @@ func (p *triageProcessor) runAnnotations(ctx context.Context, traceID pcommon.Tr
 	if in.Tool != "" {
 		anns = append(anns, strAnn(attrTool, in.Tool))
 	}
+	if why, ok := run.ToolHints(in.Tool).NonIdempotent(); ok {
+		in.NonIdempotent = why
+	}
+	in.InFlight = inFlightOfRun(run, in.FailureType, inFlight)
 	if p.recovery != nil {
 		anns = append(anns, p.recovery.decide(ctx, in, run, spans)...)
 	}

@@ -10,8 +10,17 @@ import (
 	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/confmap"
 
+	"github.com/triage-otel/triage/guard"
 	"github.com/triage-otel/triage/recovery"
 )
+
+func guardNames() string {
+	names := make([]string, len(guard.Names))
+	for i, n := range guard.Names {
+		names[i] = string(n)
+	}
+	return strings.Join(names, ", ")
+}
 
 // RecoveryConfig configures the recovery decision the processor stamps on
 // each failed run (see the recovery package). Policy and history follow
@@ -29,10 +38,27 @@ type RecoveryConfig struct {
 	Timeout time.Duration `mapstructure:"timeout"`
 	// Policy maps failure types (and "default") to strategies; entries
 	// replace the same entries of the default policy.
-	Policy               PolicyConfig          `mapstructure:"policy"`
-	DisableDefaultPolicy bool                  `mapstructure:"disable_default_policy"`
-	History              RecoveryHistoryConfig `mapstructure:"history"`
-	Redaction            RedactionConfig       `mapstructure:"redaction"`
+	Policy               PolicyConfig `mapstructure:"policy"`
+	DisableDefaultPolicy bool         `mapstructure:"disable_default_policy"`
+	// GuardPolicy maps in-flight guards (loop, repeated_failure, tokens,
+	// cost, wall_clock) to the strategies that answer their trips; entries
+	// replace the defaults (budget guards abort). A guard without an entry
+	// is answered by the policy entry of its failure type.
+	GuardPolicy PolicyConfig          `mapstructure:"guard_policy"`
+	History     RecoveryHistoryConfig `mapstructure:"history"`
+	Redaction   RedactionConfig       `mapstructure:"redaction"`
+	// NonIdempotentTools are regular expressions matched against the whole
+	// tool name (a plain name matches itself): a failure of such a tool
+	// (or of one whose MCP annotations say destructiveHint: true or
+	// idempotentHint: false) is never retried; policy.non_idempotent
+	// answers instead (default escalate).
+	NonIdempotentTools []string `mapstructure:"non_idempotent_tools"`
+	// MaxTotalAttempts caps a session's failures of all types together;
+	// past it every failure escalates. 0: no cap.
+	MaxTotalAttempts int `mapstructure:"max_total_attempts"`
+	// MaxRecoveryDuration caps how long a session may keep recovering from
+	// its first failure; past it every failure escalates. 0: no cap.
+	MaxRecoveryDuration time.Duration `mapstructure:"max_recovery_duration"`
 }
 
 // PolicyConfig holds the policy entries (failure type or "default" →
@@ -137,9 +163,17 @@ func defaultRecoveryConfig() RecoveryConfig {
 // engineConfig is the recovery.Config this block stands for.
 func (c *RecoveryConfig) engineConfig() recovery.Config {
 	h := c.History
+	guards := guard.DefaultPolicy()
+	for k, v := range c.GuardPolicy.entries {
+		guards[k] = v
+	}
 	return recovery.Config{
 		Policy:               c.Policy.entries,
 		DisableDefaultPolicy: c.DisableDefaultPolicy,
+		GuardPolicy:          guards,
+		NonIdempotentTools:   c.NonIdempotentTools,
+		MaxTotalAttempts:     c.MaxTotalAttempts,
+		MaxRecoveryDuration:  c.MaxRecoveryDuration,
 		History: recovery.HistoryConfig{
 			TTL:            h.TTL,
 			MaxSessions:    h.MaxSessions,
@@ -194,6 +228,11 @@ func (c *RecoveryConfig) validate() []error {
 	}
 	if _, err := c.redactor(); err != nil {
 		errs = append(errs, fmt.Errorf("recovery.redaction.extra_patterns: %w", err))
+	}
+	for k := range c.GuardPolicy.entries {
+		if !slices.Contains(guard.Names, guard.Name(k)) {
+			errs = append(errs, fmt.Errorf("recovery.guard_policy.%s: unknown guard (want one of %s)", k, guardNames()))
+		}
 	}
 	rc := c.engineConfig()
 	for _, err := range leafErrors(rc.Validate()) {

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 
+	"github.com/triage-otel/triage/guard"
 	"github.com/triage-otel/triage/processor/triageprocessor/internal/metadata"
 	"github.com/triage-otel/triage/recovery"
 )
@@ -37,7 +38,8 @@ func TestRecoveryConfigDefaults(t *testing.T) {
 	assert.Equal(t, recovery.DefaultSessionAttributes, r.SessionAttributes)
 	assert.Empty(t, r.History.Redis.Endpoint, "memory history by default")
 	def := recovery.DefaultConfig()
-	assert.Equal(t, def, r.engineConfig(), "the block stands for recovery.DefaultConfig()")
+	def.GuardPolicy = guard.DefaultPolicy()
+	assert.Equal(t, def, r.engineConfig(), "the block stands for recovery.DefaultConfig() with the guards' default policy")
 	require.NoError(t, cfg.Validate())
 }
 
@@ -67,6 +69,15 @@ func TestRecoveryConfigFull(t *testing.T) {
 	assert.Equal(t, 200*time.Millisecond, ec.History.Redis.Timeout)
 	assert.Equal(t, "triage:", ec.History.Redis.KeyPrefix)
 	assert.Equal(t, 256, r.Redaction.MaxLength)
+	assert.Equal(t, []string{"send_email", "delete_.*"}, ec.NonIdempotentTools)
+	assert.Equal(t, 10, ec.MaxTotalAttempts)
+	assert.Equal(t, 15*time.Minute, ec.MaxRecoveryDuration)
+	assert.Equal(t, map[string]recovery.StrategyConfig{
+		"loop":       {Kind: "replan", Hint: "stop repeating the same call"},
+		"tokens":     {Kind: "suspend"},
+		"cost":       {Kind: "abort"},
+		"wall_clock": {Kind: "abort"},
+	}, ec.GuardPolicy, "entries replace the guards' defaults, the others stay")
 
 	// The password never prints.
 	assert.NotContains(t, r.History.Redis.Password.String(), "s3cr3t")
@@ -108,6 +119,11 @@ func TestRecoveryConfigErrorsNameTheField(t *testing.T) {
 		"recovery_bad_pattern":             "recovery.redaction.extra_patterns",
 		"recovery_empty_session_attribute": "recovery.session_attributes[1] must not be empty",
 		"recovery_unknown_strategy_field":  "max_atempts",
+		"recovery_unknown_guard":           "recovery.guard_policy.lop: unknown guard (want one of loop, repeated_failure, tokens, cost, wall_clock)",
+		"recovery_guard_policy_bad_kind":   `recovery.guard_policy.loop: unknown kind "replann"`,
+		"recovery_non_idempotent_retries":  `recovery.policy.non_idempotent: kind "backoff_and_retry" retries`,
+		"recovery_bad_tool_pattern":        `recovery.non_idempotent_tools[0] "send_(email"`,
+		"recovery_negative_caps":           "recovery.max_total_attempts: must not be negative",
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := loadRecoveryConfig(t, name)

@@ -32,6 +32,8 @@ type TelemetryBuilder struct {
 	ProcessorTriageDecisionCacheEvicted   metric.Int64Counter
 	ProcessorTriageDecisionLatency        metric.Float64Histogram
 	ProcessorTriageDecisions              metric.Int64Counter
+	ProcessorTriageGuardTrips             metric.Int64Counter
+	ProcessorTriageInFlightDecisions      metric.Int64Counter
 	ProcessorTriageLateSpans              metric.Int64Counter
 	ProcessorTriageLlmAccepted            metric.Int64Counter
 	ProcessorTriageLlmCacheHits           metric.Int64Counter
@@ -137,6 +139,18 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_triage_decisions",
 		metric.WithDescription("Agent runs classified, by verdict and failure type. [Development]"),
 		metric.WithUnit("{runs}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorTriageGuardTrips, err = builder.meter.Int64Counter(
+		"otelcol_processor_triage_guard_trips",
+		metric.WithDescription("In-flight guards that tripped on a run whose root had not arrived yet (at most once per guard per run). [Development]"),
+		metric.WithUnit("{trips}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorTriageInFlightDecisions, err = builder.meter.Int64Counter(
+		"otelcol_processor_triage_in_flight_decisions",
+		metric.WithDescription("In-flight decisions sent on (one decision span each), by guard and action kind. [Development]"),
+		metric.WithUnit("{decisions}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorTriageLateSpans, err = builder.meter.Int64Counter(

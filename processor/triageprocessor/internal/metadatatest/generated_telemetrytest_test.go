@@ -28,6 +28,8 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ProcessorTriageDecisionCacheEvicted.Add(context.Background(), 1)
 	tb.ProcessorTriageDecisionLatency.Record(context.Background(), 1)
 	tb.ProcessorTriageDecisions.Add(context.Background(), 1)
+	tb.ProcessorTriageGuardTrips.Add(context.Background(), 1)
+	tb.ProcessorTriageInFlightDecisions.Add(context.Background(), 1)
 	tb.ProcessorTriageLateSpans.Add(context.Background(), 1)
 	tb.ProcessorTriageLlmAccepted.Add(context.Background(), 1)
 	tb.ProcessorTriageLlmCacheHits.Add(context.Background(), 1)
@@ -63,6 +65,12 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.HistogramDataPoint[float64]{{}}, metricdatatest.IgnoreValue(),
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorTriageDecisions(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorTriageGuardTrips(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorTriageInFlightDecisions(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorTriageLateSpans(t, testTel,
