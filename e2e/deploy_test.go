@@ -192,6 +192,11 @@ func TestTierTimings(t *testing.T) {
 	readYAML(t, filepath.Join(repo, "deploy", "tier1-static.yaml"), &t1s)
 	readYAML(t, filepath.Join(repo, "deploy", "tier2.yaml"), &t2)
 	rootWait := duration(t, dig(t2, "processors", "triage", "root_wait"))
+	for _, pipe := range []string{"traces", "logs/events"} {
+		if procs := fmt.Sprint(dig(t2, "service", "pipelines", pipe, "processors")); !strings.HasPrefix(procs, "[memory_limiter ") {
+			t.Errorf("tier2.yaml: the %s pipeline's processors %s do not start with memory_limiter", pipe, procs)
+		}
+	}
 	for name, cfg := range map[string]map[string]any{"tier1.yaml": t1, "tier1-static.yaml": t1s} {
 		batch := duration(t, dig(cfg, "processors", "batch", "timeout"))
 		if rootWait <= 2*batch {
@@ -207,8 +212,10 @@ func TestTierTimings(t *testing.T) {
 			if exps := fmt.Sprint(dig(cfg, "service", "pipelines", signal, "exporters")); exps != "[loadbalancing]" {
 				t.Errorf("%s: the %s pipeline exports to %s, want [loadbalancing]", name, signal, exps)
 			}
-			if procs := fmt.Sprint(dig(cfg, "service", "pipelines", signal, "processors")); !strings.HasPrefix(procs, "[transform/routing") {
-				t.Errorf("%s: the %s pipeline's processors %s do not start with transform/routing", name, signal, procs)
+			// memory_limiter refuses data before anything holds it; the
+			// routing key is stamped right after, before batching.
+			if procs := fmt.Sprint(dig(cfg, "service", "pipelines", signal, "processors")); !strings.HasPrefix(procs, "[memory_limiter transform/routing") {
+				t.Errorf("%s: the %s pipeline's processors %s do not start with memory_limiter, transform/routing", name, signal, procs)
 			}
 		}
 		// Failures must come back to the load-balancing level (counted,
