@@ -2,6 +2,7 @@ package classifier
 
 import (
 	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -58,4 +59,48 @@ func FuzzMayClassifyAs(f *testing.F) {
 		f.Add(tc.text)
 	}
 	f.Fuzz(func(t *testing.T, s string) { checkMayClassifyAs(t, s) })
+}
+
+// Every type a rule's check can return is in its yields (mayClassifyAs
+// relies on it), and every rule with a check declares them.
+func TestCheckYields(t *testing.T) {
+	codes := func(from, to int) []string {
+		var out []string
+		for c := from; c <= to; c++ {
+			out = append(out, strconv.Itoa(c))
+		}
+		return out
+	}
+	inputs := map[string][][]string{}
+	for _, c := range codes(100, 599) {
+		inputs["http_status_text"] = append(inputs["http_status_text"], []string{"", c}, []string{"", "", c})
+	}
+	for _, c := range codes(-32768, -32000) {
+		inputs["jsonrpc_text"] = append(inputs["jsonrpc_text"], []string{"", c}, []string{"", "", c})
+	}
+	for _, s := range []string{"UNAVAILABLE", "DEADLINE_EXCEEDED", "RESOURCE_EXHAUSTED", "INVALID_ARGUMENT", "UNAUTHENTICATED", "PERMISSION_DENIED", "OTHER"} {
+		inputs["grpc_status"] = append(inputs["grpc_status"], []string{"", s})
+	}
+	texts := []string{"", "tool not found", "unknown tool x", "invalid params"}
+	for _, r := range textRules {
+		if r.check == nil {
+			continue
+		}
+		if len(r.yields) == 0 {
+			t.Errorf("rule %s has a check and no yields", r.name)
+			continue
+		}
+		in, ok := inputs[r.name]
+		if !ok {
+			t.Errorf("rule %s: no enumerated inputs for its check (add them here)", r.name)
+			continue
+		}
+		for _, m := range in {
+			for _, text := range texts {
+				if f, ok := r.check(m, text); ok && !slices.Contains(r.yields, f.Type) {
+					t.Errorf("rule %s: check(%q, %q) = %s, not in yields %v", r.name, m, text, f.Type, r.yields)
+				}
+			}
+		}
+	}
 }

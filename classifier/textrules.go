@@ -46,6 +46,9 @@ type textRule struct {
 	// check, when set, refines a match into a finding; it returns ok=false
 	// when the match is not decisive (e.g. an ambiguous HTTP 400).
 	check func(m []string, text string) (finding, bool)
+	// yields lists every failure type check can return
+	// (TestCheckYields enumerates the inputs), for mayClassifyAs.
+	yields []FailureType
 	// alts are the top-level alternatives of a case-insensitive re,
 	// compiled apart and matched against lower-cased ASCII text. One large
 	// alternation runs on Go's NFA at a cost per character proportional
@@ -232,13 +235,15 @@ var textRules = append([]textRule{
 		// "(500 tokens)", "503 records": quantities, not statuses.
 		exclude: rx(`(?i)\b[1-5]\d\d\s+(?:tokens?|items?|records?|ms|milliseconds?|secs?|seconds?|minutes?|bytes?|kb|mb|characters?|chars?|results?|rows?|files?|lines?|words?|steps?|calls?|times?|users?|documents?|pages?|entries|messages?)\b`),
 		check:   checkHTTPText,
+		yields:  []FailureType{Timeout, ExternalFault, Unknown},
 	},
 	{
 		// JSON-RPC errors quoted in text: "MCP error -32602: ...".
 		name: "jsonrpc_text",
 		keys: []string{"-3"}, conf: confTextRule,
-		re:    rx(`(?i)\b(?:mcp|json-?rpc|rpc)\s+error\s*[:(]?\s*(-3\d{4})\b|"code"\s*:\s*(-3\d{4})\b`),
-		check: checkJSONRPCText,
+		re:     rx(`(?i)\b(?:mcp|json-?rpc|rpc)\s+error\s*[:(]?\s*(-3\d{4})\b|"code"\s*:\s*(-3\d{4})\b`),
+		check:  checkJSONRPCText,
+		yields: []FailureType{WrongToolCalled, SchemaMismatch, Timeout, ExternalFault},
 	},
 	{
 		name: "connection_refused",
@@ -272,8 +277,9 @@ var textRules = append([]textRule{
 		// gRPC canonical codes, written upper case by Google SDKs.
 		name: "grpc_status",
 		keys: []string{"unavailable", "deadline_exceeded", "resource_exhausted", "invalid_argument", "unauthenticated", "permission_denied"}, conf: confTextRuleLow,
-		re:    rx(`\b(UNAVAILABLE|DEADLINE_EXCEEDED|RESOURCE_EXHAUSTED|INVALID_ARGUMENT|UNAUTHENTICATED|PERMISSION_DENIED)\b`),
-		check: checkGRPC,
+		re:     rx(`\b(UNAVAILABLE|DEADLINE_EXCEEDED|RESOURCE_EXHAUSTED|INVALID_ARGUMENT|UNAUTHENTICATED|PERMISSION_DENIED)\b`),
+		check:  checkGRPC,
+		yields: []FailureType{ExternalFault, Timeout, SchemaMismatch, Unknown},
 	},
 }, notRetryableRules...)
 
@@ -381,9 +387,10 @@ func classifyTextWith(text string, prefilter bool) (finding, bool) {
 }
 
 // mayClassifyAs reports whether the text rules could classify text as one
-// of types: false when no rule of those types (nor any rule whose check
-// decides the type) passes its prefilter on text. A false answer is exact;
-// true only means classifyText must be asked.
+// of types: false when no rule that can give one of those types (its type,
+// or for a rule with a check every type the check yields) passes its
+// prefilter on text. A false answer is exact; true only means classifyText
+// must be asked.
 func mayClassifyAs(text string, types ...FailureType) bool {
 	if len(text) > maxTextLen {
 		text = text[:maxTextLen]
@@ -398,7 +405,7 @@ func mayClassifyAs(text string, types ...FailureType) bool {
 	lower := strings.ToLower(text)
 	for i := range textRules {
 		r := &textRules[i]
-		if r.check == nil && !slices.Contains(types, r.typ) {
+		if !slices.Contains(types, r.typ) && !slices.ContainsFunc(r.yields, func(t FailureType) bool { return slices.Contains(types, t) }) {
 			continue
 		}
 		if len(r.keys) > 0 && !containsAny(lower, r.keys) {

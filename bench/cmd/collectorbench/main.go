@@ -54,8 +54,15 @@ func main() {
 		workers   = flag.Int("workers", 2, "concurrent export requests")
 		runs      = flag.Int("runs", 20, "distinct runs of a history corpus")
 		out       = flag.String("out", "", "also append the benchmark lines to this file")
+		alts      = flag.String("alt", "", "other collector binaries, tag=path,...: a configuration named <proc>@<tag> runs <proc>.yaml on that binary (e.g. triage@before)")
 	)
 	flag.Parse()
+	binaries := map[string]string{"": *collector}
+	for _, kv := range strings.Split(*alts, ",") {
+		if tag, path, ok := strings.Cut(kv, "="); ok {
+			binaries[tag] = path
+		}
+	}
 	procs := strings.Split(*procsFlag, ",")
 	src, name, err := loadCorpus(*corpus, *runs)
 	if err != nil {
@@ -80,7 +87,12 @@ func main() {
 		rot := r % len(order)
 		order = append(order[rot:], order[:rot]...)
 		for _, p := range order {
-			res, err := measure(*collector, filepath.Join(*configDir, p+".yaml"), src, *passes, *workers)
+			config, tag, _ := strings.Cut(p, "@")
+			bin, ok := binaries[tag]
+			if !ok {
+				fail(fmt.Errorf("%s: no -alt binary tagged %q", p, tag))
+			}
+			res, err := measure(bin, filepath.Join(*configDir, config+".yaml"), src, *passes, *workers)
 			if err != nil {
 				fail(fmt.Errorf("%s round %d: %w", p, r+1, err))
 			}
@@ -185,12 +197,9 @@ func measure(collector, config string, src *bench.Replay, passes, workers int) (
 	if err != nil {
 		return result{}, err
 	}
-	if err := m.waitExported(fwd, 2*time.Minute); err != nil {
-		return result{}, fmt.Errorf("warm-up (%d spans sent): %w", sent, err)
-	}
-	base, err := m.exported()
+	base, err := m.waitExported(fwd, time.Minute, 15*time.Minute)
 	if err != nil {
-		return result{}, err
+		return result{}, fmt.Errorf("warm-up (%d spans sent): %w", sent, err)
 	}
 	cpu0, err := m.cpu()
 	if err != nil {
@@ -201,7 +210,8 @@ func measure(collector, config string, src *bench.Replay, passes, workers int) (
 	if err != nil {
 		return result{}, err
 	}
-	if err := m.waitExported(base+fwd, 5*time.Minute); err != nil {
+	end, err := m.waitExported(base+fwd, time.Minute, 15*time.Minute)
+	if err != nil {
 		return result{}, err
 	}
 	wall := time.Since(start)
@@ -209,7 +219,7 @@ func measure(collector, config string, src *bench.Replay, passes, workers int) (
 	if err != nil {
 		return result{}, err
 	}
-	return result{spans: sent, forwarded: fwd, bytes: nbytes, cpu: cpu1 - cpu0, wall: wall, rssMiB: m.rssMiB()}, nil
+	return result{spans: sent, forwarded: end - base, bytes: nbytes, cpu: cpu1 - cpu0, wall: wall, rssMiB: m.rssMiB()}, nil
 }
 
 func freePort() (int, error) {
@@ -337,6 +347,12 @@ func (s *sender) post(body []byte) error {
 		req.Header.Set("Content-Type", "application/x-protobuf")
 		resp, err := s.client.Do(req)
 		if err != nil {
+			if attempt < 50 && errors.Is(err, syscall.ECONNREFUSED) {
+				// The receiver may start listening after the telemetry
+				// endpoint answered.
+				time.Sleep(100 * time.Millisecond)
+				continue
+			}
 			return err
 		}
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
@@ -398,28 +414,30 @@ func (m *meter) exported() (int64, error) {
 }
 
 // waitExported polls until the exporters consumed target items and, when
-// they consumed more (connector output), until the count stops moving.
-func (m *meter) waitExported(target int64, timeout time.Duration) error {
+// they consumed more (connector output), until the count stops moving. A
+// count that stops short of target for stall is returned as it is (a peer
+// that lost spans: the fwd-ratio shows it); it is an error only when
+// nothing at all arrives within timeout.
+func (m *meter) waitExported(target int64, stall, timeout time.Duration) (int64, error) {
 	deadline := time.Now().Add(timeout)
-	last, stable := int64(-1), 0
+	last, since := int64(-1), time.Now()
 	for {
 		n, err := m.exported()
-		if err == nil && n == target {
-			return nil
-		}
-		if err == nil && n > target {
-			if n == last {
-				stable++
-			} else {
-				stable = 0
+		if err == nil {
+			if n == target {
+				return n, nil
 			}
-			if stable >= 6 {
-				return nil
+			if n != last {
+				last, since = n, time.Now()
+			} else if n > target && time.Since(since) >= 300*time.Millisecond {
+				return n, nil
+			} else if n > 0 && time.Since(since) >= stall {
+				fmt.Fprintf(os.Stderr, "collectorbench: exporters consumed %d of %d items, none for %s: going on\n", n, target, stall)
+				return n, nil
 			}
 		}
-		last = n
 		if time.Now().After(deadline) {
-			return fmt.Errorf("exporter consumed %d of %d spans after %s", n, target, timeout)
+			return n, fmt.Errorf("exporter consumed %d of %d spans after %s", n, target, timeout)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
