@@ -75,6 +75,9 @@ type node struct {
 	role    spanRole
 	conv    Convention
 	matched uint8 // bit i: readers[i] recognised the span
+	// top: the span has no parent, or its parent is not in the input (a
+	// run's top spans, Run.TopSpanIDs).
+	top bool
 	// filled during the tree walk
 	topAgent int32 // top-level agent span above (or at) this node, -1 none
 	stepAnc  int32 // nearest ancestor that is a step, -1 none
@@ -121,17 +124,20 @@ func Build(td ptrace.Traces, opts ...Option) []Run {
 					traces = append(traces, t)
 				}
 				t.spans = append(t.spans, spanCtx{sp: sp, attrs: sp.Attributes(), res: res, scope: scope, logs: logs})
+				if o.index != nil {
+					o.index.add(rs, ss, sp)
+				}
 			}
 		}
 	}
 	var runs []Run
 	for _, t := range traces {
-		runs = buildTrace(runs, t.id, t.spans)
+		runs = buildTrace(runs, t.id, t.spans, &o)
 	}
 	return runs
 }
 
-func buildTrace(runs []Run, tid pcommon.TraceID, spans []spanCtx) []Run {
+func buildTrace(runs []Run, tid pcommon.TraceID, spans []spanCtx, o *buildOptions) []Run {
 	nodes := make([]node, 0, len(spans))
 	byID := make(map[pcommon.SpanID]int32, len(spans))
 	duplicates := 0
@@ -150,12 +156,12 @@ func buildTrace(runs []Run, tid pcommon.TraceID, spans []spanCtx) []Run {
 		n := &nodes[i]
 		pid := n.c.sp.ParentSpanID()
 		if pid.IsEmpty() {
-			n.root = trueRoot
+			n.root, n.top = trueRoot, true
 			continue
 		}
 		p, ok := byID[pid]
 		if !ok || int(p) == i {
-			n.root = orphanRoot
+			n.root, n.top = orphanRoot, !ok
 			continue
 		}
 		n.parent = p
@@ -248,7 +254,7 @@ func buildTrace(runs []Run, tid pcommon.TraceID, spans []spanCtx) []Run {
 	}
 	unitStart[len(units)] = len(order)
 
-	b := runBuilder{nodes: nodes, tid: tid, mark: make([]uint32, len(nodes)), stepOf: make([]int32, len(nodes))}
+	b := runBuilder{nodes: nodes, tid: tid, mark: make([]uint32, len(nodes)), stepOf: make([]int32, len(nodes)), sessionKeys: o.sessionKeys}
 	for u, un := range units {
 		members := order[unitStart[u]:unitStart[u+1]]
 		var agents []int32
@@ -378,6 +384,9 @@ func classify(n *node) {
 type runBuilder struct {
 	nodes []node
 	tid   pcommon.TraceID
+	// sessionKeys are the attributes that name a run's session
+	// (WithSessionKeys).
+	sessionKeys []string
 	// Per-node scratch shared by the runs of one trace: mark[i] == gen when
 	// node i is a member of the run being built, stepOf[i] its step index.
 	mark   []uint32
@@ -489,6 +498,9 @@ func (b *runBuilder) build(members []int32, roots []int32, rootFound bool, agent
 		n := &nodes[i]
 		sp := n.c.sp
 		r.SpanIDs = append(r.SpanIDs, sp.SpanID())
+		if n.top {
+			r.TopSpanIDs = append(r.TopSpanIDs, sp.SpanID())
+		}
 		spanContent = spanContent || spanHasContent(&n.c)
 		if n.root == orphanRoot || n.root == cycleRoot {
 			r.Orphans++
@@ -578,6 +590,7 @@ func (b *runBuilder) build(members []int32, roots []int32, rootFound bool, agent
 	linkToolCalls(r.Steps)
 	r.Content = runContent(&r, spanContent)
 	sort.SliceStable(r.SpanErrors, func(a, c int) bool { return r.SpanErrors[a].End < r.SpanErrors[c].End })
+	b.sessionKey(&r, members, head, rootFound)
 	b.describe(&r, members, roots, agents)
 	return r
 }

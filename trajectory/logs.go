@@ -83,7 +83,9 @@ func IsOutputEvent(name string) bool {
 type Option func(*buildOptions)
 
 type buildOptions struct {
-	logs []plog.Logs
+	logs        []plog.Logs
+	sessionKeys []string   // session.go
+	index       *SpanIndex // index.go
 }
 
 // WithLogs joins the GenAI log events of ld (see IsGenAIEvent) to the spans

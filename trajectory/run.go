@@ -249,6 +249,15 @@ type Run struct {
 	// SpanIDs lists every span of the trace that belongs to this run, so
 	// callers can annotate them.
 	SpanIDs []pcommon.SpanID
+	// TopSpanIDs are the run's spans without a parent in the input: its
+	// root (and orphans that joined it), or, when the root never arrived,
+	// the spans that stand in for it.
+	TopSpanIDs []pcommon.SpanID
+	// SessionKey is the value of the first WithSessionKeys attribute set on
+	// the run's root, else on its other spans, else on the resource; ""
+	// without that option or when none is set (Session is then the
+	// session by convention).
+	SessionKey string
 	// Orphans counts spans whose parent was not in the input (or whose
 	// parent chain looped and was cut there).
 	Orphans int

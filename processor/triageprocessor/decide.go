@@ -114,6 +114,7 @@ func (t *traceAnnotations) annotate(span ptrace.Span) {
 // classification and annotation: the model may be asked in between.
 type classifiedTrace struct {
 	runs        []trajectory.Run
+	index       trajectory.SpanIndex // the trace's spans, as Build read them
 	verdicts    []classifier.Verdict
 	extras      [][]classifier.Incident
 	classifiers []*classifier.Classifier
@@ -179,11 +180,19 @@ func (p *triageProcessor) recordDecided(ctx context.Context, h *heldTrace, d *de
 
 // classifyTrace builds the trace's runs and classifies each.
 func (p *triageProcessor) classifyTrace(ctx context.Context, h *heldTrace) *classifiedTrace {
-	ct := &classifiedTrace{runs: trajectory.Build(h.td, h.buildOptions()...)}
+	// One walk of the trace: Build reads every span, indexes it for the
+	// rules and the annotations, and finds each run's top spans and
+	// session.
+	ct := &classifiedTrace{}
+	opts := append(h.buildOptions(), trajectory.WithIndex(&ct.index))
+	if p.recovery != nil {
+		opts = append(opts, trajectory.WithSessionKeys(p.recovery.sessionAttrs...))
+	}
+	ct.runs = trajectory.Build(h.td, opts...)
 	p.recordJoinedLogs(ctx, h)
 	ct.inFlight = p.closeInFlight(ctx, h, ct.runs)
 	var ruleIncidents map[pcommon.SpanID][]classifier.Incident
-	ruleIncidents, ct.ruleErr = p.evalRules(ctx, h.td)
+	ruleIncidents, ct.ruleErr = p.evalRules(ctx, &ct.index)
 	ct.verdicts = make([]classifier.Verdict, len(ct.runs))
 	ct.extras = make([][]classifier.Incident, len(ct.runs))
 	ct.classifiers = make([]*classifier.Classifier, len(ct.runs))
@@ -218,8 +227,6 @@ func (p *triageProcessor) annotateRuns(ctx context.Context, h *heldTrace, ct *cl
 		root:     make(map[pcommon.SpanID][]annotation),
 	}
 	var lateRootOutcome string
-	var parents map[pcommon.SpanID]pcommon.SpanID
-	spans := &spanIndex{td: h.td}
 	for i := range ct.runs {
 		run := &ct.runs[i]
 		v := ct.verdicts[i]
@@ -243,7 +250,7 @@ func (p *triageProcessor) annotateRuns(ctx context.Context, h *heldTrace, ct *cl
 			// Asked once per run here; a root annotated later from the
 			// decision cache gets these same annotations, so the decision
 			// (and its attempt in the session) is never taken twice.
-			rootAnns = append(rootAnns, p.runAnnotations(ctx, h.id, run, &v, spans, ct.inFlight)...)
+			rootAnns = append(rootAnns, p.runAnnotations(ctx, h.id, run, &v, ct.inFlight)...)
 		}
 		rootAnns = append(rootAnns, p.contentAnnotations(ctx, run)...)
 		failureType := ""
@@ -262,30 +269,18 @@ func (p *triageProcessor) annotateRuns(ctx context.Context, h *heldTrace, ct *cl
 		if !run.RootSpanID.IsEmpty() {
 			d.roots = append(d.roots, missingRoot{id: run.RootSpanID, anns: rootAnns})
 		}
-		if parents == nil {
-			parents = parentsOf(h.td)
-		}
 		standIn := append(rootAnns[:len(rootAnns):len(rootAnns)], boolAnn(attrRootMissing, true))
-		for _, id := range run.SpanIDs {
-			if _, parentHere := parents[parents[id]]; !parentHere {
-				t.root[id] = standIn
-			}
+		for _, id := range run.TopSpanIDs {
+			t.root[id] = standIn
 		}
 		if lateRootOutcome == "" || worse(outcome, lateRootOutcome) {
 			lateRootOutcome = outcome
 			d.lateRoot = rootAnns
 		}
 	}
-	trajectory.ForEachSpan(h.td, t.annotate)
-}
-
-// parentsOf maps each span ID of td to its parent span ID.
-func parentsOf(td ptrace.Traces) map[pcommon.SpanID]pcommon.SpanID {
-	out := make(map[pcommon.SpanID]pcommon.SpanID, td.SpanCount())
-	trajectory.ForEachSpan(td, func(span ptrace.Span) {
-		out[span.SpanID()] = span.ParentSpanID()
-	})
-	return out
+	for _, e := range ct.index.Spans() {
+		t.annotate(e.Span)
+	}
 }
 
 // worse orders run verdicts failed > incomplete > recovered > ok: the

@@ -266,7 +266,7 @@ func (p *triageProcessor) closeInFlight(ctx context.Context, h *heldTrace, runs 
 		if u.IsZero() {
 			continue
 		}
-		session := p.recovery.session(&runs[i], &spanIndex{td: h.td})
+		session := p.recovery.session(&runs[i])
 		if session == "" {
 			continue
 		}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
@@ -111,8 +110,8 @@ func (r *recoverer) callContext(ctx context.Context) (context.Context, context.C
 
 // decide returns the decision annotations of one failed run, or nil when
 // the engine could not decide (counted and logged).
-func (r *recoverer) decide(ctx context.Context, in recovery.Input, run *trajectory.Run, spans *spanIndex) []annotation {
-	in.SessionID = r.session(run, spans)
+func (r *recoverer) decide(ctx context.Context, in recovery.Input, run *trajectory.Run) []annotation {
+	in.SessionID = r.session(run)
 	in.Service, in.Agent = r.out.text(run.Service), r.out.text(run.Agent)
 	d, anns, ok := r.decideInput(ctx, in)
 	if ok {
@@ -169,7 +168,7 @@ func (r *recoverer) decideInput(ctx context.Context, in recovery.Input) (d recov
 
 // recordSuccess tells the engine a run ended well: half-open breakers in
 // its scope close and, with reset_on_success, its session's budgets reset.
-func (r *recoverer) recordSuccess(ctx context.Context, run *trajectory.Run, spans *spanIndex) {
+func (r *recoverer) recordSuccess(ctx context.Context, run *trajectory.Run) {
 	var tools []string
 	for i := range run.Steps {
 		if t := run.Steps[i].ToolName; t != "" && !slices.Contains(tools, t) {
@@ -178,7 +177,7 @@ func (r *recoverer) recordSuccess(ctx context.Context, run *trajectory.Run, span
 	}
 	cctx, cancel := r.callContext(ctx)
 	err := r.engine.RecordSuccess(cctx, recovery.SuccessInput{
-		SessionID: r.session(run, spans),
+		SessionID: r.session(run),
 		Service:   run.Service,
 		Agent:     run.Agent,
 		Tools:     tools,
@@ -192,81 +191,24 @@ func (r *recoverer) recordSuccess(ctx context.Context, run *trajectory.Run, span
 
 // session returns the run's session id: the first configured attribute
 // found on the run's root span, then on its other spans, then on the
-// resource; else the session the trajectory builder recognised by
-// convention (e.g. LangChain metadata); else "" (the engine then uses the
-// trace).
-func (r *recoverer) session(run *trajectory.Run, spans *spanIndex) string {
-	idx := spans.get()
-	maps := make([]pcommon.Map, 0, len(run.SpanIDs)+1)
-	var res pcommon.Map
-	haveRes := false
-	if ref, ok := idx[run.RootSpanID]; ok && run.RootFound {
-		maps = append(maps, ref.attrs)
-		res, haveRes = ref.res, true
-	}
-	for _, id := range run.SpanIDs {
-		if id == run.RootSpanID && run.RootFound {
-			continue
-		}
-		if ref, ok := idx[id]; ok {
-			maps = append(maps, ref.attrs)
-			if !haveRes {
-				res, haveRes = ref.res, true
-			}
-		}
-	}
-	if haveRes {
-		maps = append(maps, res)
-	}
-	if s := recovery.SessionKey(r.sessionAttrs, maps...); s != "" {
-		return s
+// resource (trajectory.WithSessionKeys, read by Build); else the session the
+// trajectory builder recognised by convention (e.g. LangChain metadata);
+// else "" (the engine then uses the trace).
+func (r *recoverer) session(run *trajectory.Run) string {
+	if run.SessionKey != "" {
+		return run.SessionKey
 	}
 	return run.Session
-}
-
-// spanRef locates a span's attributes and its resource's.
-type spanRef struct {
-	attrs pcommon.Map
-	res   pcommon.Map
-}
-
-// spanIndex maps span IDs to their attributes, built on first use (only
-// traces with runs that reach the recovery engine need it).
-type spanIndex struct {
-	td ptrace.Traces
-	m  map[pcommon.SpanID]spanRef
-}
-
-func (s *spanIndex) get() map[pcommon.SpanID]spanRef {
-	if s.m != nil {
-		return s.m
-	}
-	s.m = make(map[pcommon.SpanID]spanRef, s.td.SpanCount())
-	rss := s.td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		res := rss.At(i).Resource().Attributes()
-		sss := rss.At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				sp := spans.At(k)
-				if _, dup := s.m[sp.SpanID()]; !dup { // the first of duplicate IDs, as trajectory.Build keeps
-					s.m[sp.SpanID()] = spanRef{attrs: sp.Attributes(), res: res}
-				}
-			}
-		}
-	}
-	return s.m
 }
 
 // runAnnotations are the identity and recovery annotations of one run's
 // root: triage.agent on every run, triage.tool and the decision on failed
 // runs. Successful runs are reported to the engine and get no decision.
-func (p *triageProcessor) runAnnotations(ctx context.Context, traceID pcommon.TraceID, run *trajectory.Run, v *classifier.Verdict, spans *spanIndex, inFlight []recovery.Decision) []annotation {
+func (p *triageProcessor) runAnnotations(ctx context.Context, traceID pcommon.TraceID, run *trajectory.Run, v *classifier.Verdict, inFlight []recovery.Decision) []annotation {
 	anns := p.identityAnnotations(run)
 	if v.Outcome != classifier.OutcomeFailed {
 		if p.recovery != nil {
-			p.recovery.recordSuccess(ctx, run, spans)
+			p.recovery.recordSuccess(ctx, run)
 		}
 		return anns
 	}
@@ -280,7 +222,7 @@ func (p *triageProcessor) runAnnotations(ctx context.Context, traceID pcommon.Tr
 	}
 	in.InFlight = inFlightOfRun(run, in.FailureType, inFlight)
 	if p.recovery != nil {
-		anns = append(anns, p.recovery.decide(ctx, in, run, spans)...)
+		anns = append(anns, p.recovery.decide(ctx, in, run)...)
 	}
 	return anns
 }

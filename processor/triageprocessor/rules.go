@@ -9,12 +9,12 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/ottl/ottlfuncs"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
 	"github.com/triage-otel/triage/classifier"
+	"github.com/triage-otel/triage/trajectory"
 )
 
 // newRuleParser returns the OTTL parser for rule conditions: the span
@@ -54,50 +54,41 @@ func compileRules(cfg *Config, set component.TelemetrySettings) ([]compiledRule,
 	return rules, nil
 }
 
-// evalRules evaluates the rules on every span of td and returns the
-// incidents by span ID. Errors are counted per rule and handled by
-// error_mode; with propagate the first error stops rule evaluation for the
-// trace and is returned so the run roots can carry it.
-func (p *triageProcessor) evalRules(ctx context.Context, td ptrace.Traces) (map[pcommon.SpanID][]classifier.Incident, error) {
+// evalRules evaluates the rules on every span of the trace Build indexed
+// and returns the incidents by span ID. Errors are counted per rule and
+// handled by error_mode; with propagate the first error stops rule
+// evaluation for the trace and is returned so the run roots can carry it.
+func (p *triageProcessor) evalRules(ctx context.Context, idx *trajectory.SpanIndex) (map[pcommon.SpanID][]classifier.Incident, error) {
 	if len(p.rules) == 0 {
 		return nil, nil
 	}
 	var out map[pcommon.SpanID][]classifier.Incident
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		rs := rss.At(i)
-		sss := rs.ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			ss := sss.At(j)
-			spans := ss.Spans()
-			for k := 0; k < spans.Len(); k++ {
-				span := spans.At(k)
-				tctx := ottlspan.NewTransformContext(rs, ss, span)
-				for _, r := range p.rules {
-					matched, err := p.evalRule(ctx, r, tctx)
-					if err != nil {
-						tctx.Close()
-						return out, err
-					}
-					if !matched {
-						continue
-					}
-					if out == nil {
-						out = make(map[pcommon.SpanID][]classifier.Incident)
-					}
-					out[span.SpanID()] = append(out[span.SpanID()], classifier.Incident{
-						SpanID:      span.SpanID(),
-						StepIndex:   -1,
-						FailureType: r.failureType,
-						Signal:      classifier.SignalOTTL,
-						Rule:        r.name,
-						// The user wrote the rule for exactly this evidence.
-						Confidence: 1,
-					})
-				}
+	for _, e := range idx.Spans() {
+		span := e.Span
+		tctx := ottlspan.NewTransformContext(e.Resource, e.Scope, span)
+		for _, r := range p.rules {
+			matched, err := p.evalRule(ctx, r, tctx)
+			if err != nil {
 				tctx.Close()
+				return out, err
 			}
+			if !matched {
+				continue
+			}
+			if out == nil {
+				out = make(map[pcommon.SpanID][]classifier.Incident)
+			}
+			out[span.SpanID()] = append(out[span.SpanID()], classifier.Incident{
+				SpanID:      span.SpanID(),
+				StepIndex:   -1,
+				FailureType: r.failureType,
+				Signal:      classifier.SignalOTTL,
+				Rule:        r.name,
+				// The user wrote the rule for exactly this evidence.
+				Confidence: 1,
+			})
 		}
+		tctx.Close()
 	}
 	return out, nil
 }

@@ -1,0 +1,73 @@
+package trajectory
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
+
+func TestTopSpanIDs(t *testing.T) {
+	// Root lost: the orphans whose parent is missing stand in for it; a
+	// span parented to itself and a looping pair have a parent here.
+	s := newSynth("svc")
+	s.span(2, 1, "chat", map[string]any{"gen_ai.operation.name": "chat"})
+	s.span(3, 1, "execute_tool t", map[string]any{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "t"})
+	s.span(4, 3, "GET", nil)
+	s.span(5, 5, "self", nil)
+	s.span(6, 7, "loop a", nil)
+	s.span(7, 6, "loop b", nil)
+	runs := Build(s.td)
+	require.Len(t, runs, 1)
+	assert.False(t, runs[0].RootFound)
+	assert.ElementsMatch(t, []pcommon.SpanID{sid(2), sid(3)}, runs[0].TopSpanIDs)
+
+	s = newSynth("svc")
+	s.span(1, 0, "invoke_agent a", map[string]any{"gen_ai.operation.name": "invoke_agent"})
+	s.span(2, 1, "chat", map[string]any{"gen_ai.operation.name": "chat"})
+	s.span(9, 8, "orphan", nil)
+	runs = Build(s.td)
+	require.Len(t, runs, 1)
+	assert.ElementsMatch(t, []pcommon.SpanID{sid(1), sid(9)}, runs[0].TopSpanIDs, "the root and the orphan that joined its run")
+}
+
+func TestSessionKeys(t *testing.T) {
+	build := func(keys ...string) Run {
+		s := newSynth("svc")
+		s.td.ResourceSpans().At(0).Resource().Attributes().PutStr("tenant.session", "from-resource")
+		s.span(2, 1, "chat", map[string]any{"gen_ai.operation.name": "chat", "app.session": "from-child", "session.id": "child-session"})
+		s.span(1, 0, "invoke_agent a", map[string]any{"gen_ai.operation.name": "invoke_agent", "session.id": "root-session", "app.session": ""})
+		runs := Build(s.td, WithSessionKeys(keys...))
+		require.Len(t, runs, 1)
+		return runs[0]
+	}
+	assert.Equal(t, "root-session", build("session.id").SessionKey, "the root first")
+	assert.Equal(t, "from-child", build("app.session", "session.id").SessionKey, "keys in order; an empty value does not count")
+	assert.Equal(t, "from-resource", build("tenant.session").SessionKey, "then the resource")
+	assert.Equal(t, "", build("nope").SessionKey)
+	assert.Equal(t, "", build().SessionKey, "without the option")
+
+	// Root lost: the run's first span's resource.
+	s := newSynth("svc")
+	s.td.ResourceSpans().At(0).Resource().Attributes().PutInt("tenant.session", 42)
+	s.span(2, 1, "chat", map[string]any{"gen_ai.operation.name": "chat"})
+	runs := Build(s.td, WithSessionKeys("tenant.session"))
+	require.Len(t, runs, 1)
+	assert.Equal(t, "42", runs[0].SessionKey, "non-string values through their string form")
+}
+
+func TestWithIndex(t *testing.T) {
+	s := newSynth("svc")
+	s.span(1, 0, "root", nil)
+	s.span(2, 1, "a", nil)
+	s.span(2, 1, "duplicate", nil)
+	var idx SpanIndex
+	Build(s.td, WithIndex(&idx))
+	require.Len(t, idx.Spans(), 3, "every span, duplicates too")
+	assert.Equal(t, "duplicate", idx.Spans()[2].Span.Name())
+	assert.Equal(t, "svc", attrStr(idx.Spans()[0].Resource.Resource().Attributes(), "service.name"))
+	assert.Equal(t, "test", idx.Spans()[1].Scope.Scope().Name())
+	Build(s.td, WithIndex(&idx))
+	assert.Len(t, idx.Spans(), 3, "reset by each Build")
+}
