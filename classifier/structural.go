@@ -214,38 +214,36 @@ func validate(sch *jsonschema.Schema, v any) (valid bool) {
 	return !errors.As(err, &ve)
 }
 
-// normFinishReason lower-cases and unifies separators: providers write
-// tool_calls, tool-calls, TOOL_CALLS, MAX_TOKENS, max_tokens, length.
-func normFinishReason(s string) string {
-	return strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "-", "_")
-}
+// normFinishReason is the spelling a finish-reason finding names as its
+// rule.
+func normFinishReason(s string) string { return trajectory.NormFinishReason(s) }
 
+// isToolFinish reports whether a finish reason says the model stopped to
+// call tools (classes: trajectory.FinishReasonClass).
 func isToolFinish(fr string) bool {
-	switch normFinishReason(fr) {
-	case "tool_calls", "tool_call", "tool_use", "function_call", "function_calls", "tools":
-		return true
-	}
-	return false
+	return trajectory.FinishReasonClass(fr) == trajectory.FinishToolCalls
 }
 
 // fromFinishReason reads a final finish reason.
 func fromFinishReason(fr string) (finding, bool) {
-	switch normFinishReason(fr) {
-	case "length", "max_tokens", "max_output_tokens", "model_length", "token_limit":
-		return finding{Type: PlanIncomplete, Signal: SignalFinishReason, Rule: normFinishReason(fr), Confidence: confFinishReason}, true
-	case "model_context_window_exceeded", "context_length_exceeded":
-		return finding{Type: ContextOverflow, Signal: SignalFinishReason, Rule: normFinishReason(fr), Confidence: confFinishReason}, true
-	case "malformed_function_call":
+	f := finding{Signal: SignalFinishReason, Rule: normFinishReason(fr), Confidence: confFinishReason}
+	switch trajectory.FinishReasonClass(fr) {
+	case trajectory.FinishLength:
+		f.Type = PlanIncomplete
+	case trajectory.FinishContextOverflow:
+		f.Type = ContextOverflow
+	case trajectory.FinishMalformedCall:
 		// The model emitted a tool call the provider could not parse.
-		return finding{Type: SchemaMismatch, Signal: SignalFinishReason, Rule: normFinishReason(fr), Confidence: confFinishReason}, true
-	case "unexpected_tool_call":
+		f.Type = SchemaMismatch
+	case trajectory.FinishUnexpectedCall:
 		// The model called a tool that was not offered.
-		return finding{Type: WrongToolCalled, Signal: SignalFinishReason, Rule: normFinishReason(fr), Confidence: confFinishReason}, true
-	case "content_filter", "content_filtered", "safety", "recitation", "blocklist",
-		"prohibited_content", "spii", "image_safety", "refusal", "guardrail_intervened":
-		return finding{Type: Unknown, Signal: SignalFinishReason, Rule: normFinishReason(fr), Reason: ReasonContentFilter, Confidence: confFinishReason}, true
+		f.Type = WrongToolCalled
+	case trajectory.FinishContentFilter:
+		f.Type, f.Reason = Unknown, ReasonContentFilter
+	default:
+		return finding{}, false
 	}
-	return finding{}, false
+	return f, true
 }
 
 // finalFinishReason is the run's last finish reason: the one the run

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
@@ -148,6 +149,26 @@ func lenientUnmarshal(data []byte, v any) bool {
 	if len(data) == 0 || len(data) > MaxParsedJSONBytes {
 		return false
 	}
+	// Message shapes, most of what Build decodes, have decoders of their
+	// own (msgdecode.go) with the same rules.
+	switch dst := v.(type) {
+	case *jsonMessage, *[]jsonMessage, *jsonPart, *[]jsonPart:
+		text := strings.TrimSpace(string(data))
+		if !validJSON(text) {
+			return false
+		}
+		switch dst := dst.(type) {
+		case *jsonMessage:
+			decodeMessageJSON(text, dst)
+		case *[]jsonMessage:
+			setSlice(dst, text, decodeMessageJSON)
+		case *jsonPart:
+			decodePartJSON(text, dst)
+		case *[]jsonPart:
+			setSlice(dst, text, decodePartJSON)
+		}
+		return true
+	}
 	err := json.Unmarshal(data, v)
 	if err == nil {
 		return true
@@ -165,8 +186,8 @@ func rawJSONText(r json.RawMessage) string {
 		return ""
 	}
 	if r[0] == '"' {
-		var s string
-		if json.Unmarshal(r, &s) != nil {
+		s, ok := plainJSONString(r)
+		if !ok && json.Unmarshal(r, &s) != nil {
 			return string(r)
 		}
 		// Some instrumentations encode a JSON string twice
@@ -181,6 +202,25 @@ func rawJSONText(r json.RawMessage) string {
 		return s
 	}
 	return string(r)
+}
+
+// plainJSONString returns the text of a JSON string without escapes,
+// control characters or invalid UTF-8 (what json.Unmarshal returns for it,
+// without its decoder); ok is false for any other input.
+func plainJSONString(r []byte) (string, bool) {
+	if len(r) < 2 || r[0] != '"' || r[len(r)-1] != '"' {
+		return "", false
+	}
+	in := r[1 : len(r)-1]
+	for _, c := range in {
+		if c == '\\' || c == '"' || c < 0x20 {
+			return "", false
+		}
+	}
+	if !utf8.Valid(in) {
+		return "", false
+	}
+	return string(in), true
 }
 
 func trimJSON(r json.RawMessage) json.RawMessage {

@@ -261,25 +261,3 @@ func (e *errorEvidence) spanError(sp ptrace.Span, isRoot bool) SpanError {
 		HasJSONRPC:    e.HasJSONRPC,
 	}
 }
-
-// FinishReasonClass maps the finish-reason spellings of the conventions
-// ("tool_calls", "tool-calls", "tool_call", "TOOL_CALLS", "max_tokens",
-// "MAX_TOKENS", "end_turn", ...) to one of "stop", "length", "tool_calls",
-// "content_filter", "error", or the lower-cased input when unknown.
-func FinishReasonClass(r string) string {
-	s := strings.ToLower(strings.TrimSpace(r))
-	s = strings.ReplaceAll(s, "-", "_")
-	switch s {
-	case "stop", "end_turn", "stop_sequence", "end", "complete", "completed", "finish_reason_stop":
-		return "stop"
-	case "length", "max_tokens", "max_output_tokens", "token_limit", "model_length":
-		return "length"
-	case "tool_calls", "tool_call", "tool_use", "function_call", "tool":
-		return "tool_calls"
-	case "content_filter", "safety", "recitation", "blocklist", "prohibited_content", "spii", "refusal":
-		return "content_filter"
-	case "error":
-		return "error"
-	}
-	return s
-}

@@ -35,16 +35,13 @@ func (l *lazyMessages) len() int { return len(l.elems) }
 func (l *lazyMessages) at(i int) (*message, bool) {
 	if l.state[i] == 0 {
 		e := l.elems[i]
+		// The element is valid JSON (the scan checked the whole list).
 		var jm jsonMessage
-		// The element is valid JSON (the scan checked the whole list):
-		// only field type mismatches can fail, and they are tolerated as
-		// in a decode of the whole list.
+		decodeMessageJSON(l.s[e.start:e.end], &jm)
 		l.state[i] = 2
-		if lenientUnmarshal([]byte(l.s[e.start:e.end]), &jm) {
-			if m, ok := messageFrom(&jm); ok {
-				l.decoded[i] = m
-				l.state[i] = 1
-			}
+		if m, ok := messageFrom(&jm); ok {
+			l.decoded[i] = m
+			l.state[i] = 1
 		}
 	}
 	return &l.decoded[i], l.state[i] == 1

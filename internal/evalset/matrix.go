@@ -164,7 +164,7 @@ func (sm *stackMeasure) measure(c Capture, it Item) {
 					sm.resultsFedBack++
 				}
 				for _, fr := range st.FinishReasons {
-					if trajectory.FinishReasonClass(fr) == "tool_calls" {
+					if trajectory.FinishReasonClass(fr) == trajectory.FinishToolCalls {
 						sm.toolTurns++
 						if len(st.Requested) == 0 {
 							sm.toolTurnsBare++

@@ -1,0 +1,289 @@
+package trajectory
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// Message lists are most of what Build decodes. encoding/json reads them by
+// reflection after checking the whole text a second time; these decoders
+// fill the same structs (jsonMessage, jsonPart, jsonToolCall) from text the
+// scanner already validated, in one pass and without reflection, with
+// encoding/json's rules: keys matched exactly, else case-insensitively; a
+// value of the wrong type leaves its field as it was; a repeated key decodes
+// again over the first; null leaves strings and structs alone and clears
+// slices and pointers; a raw field keeps the value's text.
+// TestMessageDecodeMatchesEncodingJSON and FuzzMessageDecode compare them
+// with encoding/json.
+
+// jsonKind is the first byte of a JSON value.
+func jsonKind(v string) byte {
+	if v == "" {
+		return 0
+	}
+	return v[0]
+}
+
+// eachMember calls fn with every key (decoded) and value text of the valid
+// JSON object v (on invalid text it stops where the text stops being JSON).
+func eachMember(v string, fn func(key, val string)) {
+	sc := jsonScanner{s: v, i: 1}
+	for {
+		sc.space()
+		if !sc.at('"') {
+			return // '}'
+		}
+		k0 := sc.i
+		if !sc.str() {
+			return // not valid JSON: callers validate first
+		}
+		key := jsonStringText(v[k0:sc.i])
+		sc.space()
+		sc.i++ // ':'
+		sc.space()
+		v0 := sc.i
+		if !sc.value(1) {
+			return
+		}
+		fn(key, v[v0:sc.i])
+		sc.space()
+		if sc.at(',') {
+			sc.i++
+		}
+	}
+}
+
+// eachElement calls fn with every element text of the valid JSON array v.
+func eachElement(v string, fn func(i int, val string)) {
+	sc := jsonScanner{s: v, i: 1}
+	for n := 0; ; n++ {
+		sc.space()
+		if sc.at(']') {
+			return
+		}
+		v0 := sc.i
+		if !sc.value(1) {
+			return // not valid JSON: callers validate first
+		}
+		fn(n, v[v0:sc.i])
+		sc.space()
+		if sc.at(',') {
+			sc.i++
+		}
+	}
+}
+
+// jsonStringText decodes a valid JSON string literal.
+func jsonStringText(lit string) string {
+	if s, ok := plainJSONString([]byte(lit)); ok {
+		return s
+	}
+	var s string
+	_ = json.Unmarshal([]byte(lit), &s)
+	return s
+}
+
+// fieldIndex returns the index of the field name matching key as
+// encoding/json matches it, or -1.
+func fieldIndex(key string, names []string) int {
+	for i, n := range names {
+		if n == key {
+			return i
+		}
+	}
+	for i, n := range names {
+		if strings.EqualFold(n, key) {
+			return i
+		}
+	}
+	return -1
+}
+
+func setString(dst *string, v string) {
+	if jsonKind(v) == '"' {
+		*dst = jsonStringText(v)
+	}
+}
+
+func setRaw(dst *json.RawMessage, v string) { *dst = json.RawMessage(v) }
+
+func setBoolPtr(dst **bool, v string) {
+	switch v {
+	case "true", "false":
+		b := v == "true"
+		*dst = &b
+	case "null":
+		*dst = nil
+	}
+}
+
+// setSlice decodes a JSON array into *dst as encoding/json does: elements
+// decode over those already in the slice's backing array, the length is
+// the array's, an empty array makes an empty (not nil) slice, null clears.
+func setSlice[T any](dst *[]T, v string, decode func(string, *T)) {
+	switch jsonKind(v) {
+	case 'n':
+		*dst = nil
+	case '[':
+		s := (*dst)[:0]
+		eachElement(v, func(i int, ev string) {
+			if i < cap(s) {
+				s = s[:i+1]
+			} else {
+				var zero T
+				s = append(s, zero)
+			}
+			decode(ev, &s[i])
+		})
+		if len(s) == 0 {
+			s = []T{}
+		}
+		*dst = s
+	}
+}
+
+var messageFields = []string{"role", "parts", "content", "tool_calls", "tool_call_id", "name", "finish_reason", "status", "type",
+	"call_id", "arguments", "output", "lc", "id", "kwargs", "additional_kwargs", "response_metadata"}
+
+// decodeMessageJSON decodes the valid JSON value v into jm.
+func decodeMessageJSON(v string, jm *jsonMessage) {
+	if jsonKind(v) != '{' {
+		return
+	}
+	eachMember(v, func(key, val string) {
+		switch fieldIndex(key, messageFields) {
+		case 0:
+			setString(&jm.Role, val)
+		case 1:
+			setSlice(&jm.Parts, val, decodePartJSON)
+		case 2:
+			setRaw(&jm.Content, val)
+		case 3:
+			setSlice(&jm.ToolCalls, val, decodeToolCallJSON)
+		case 4:
+			setString(&jm.ToolCallID, val)
+		case 5:
+			setString(&jm.Name, val)
+		case 6:
+			setString(&jm.FinishReason, val)
+		case 7:
+			setString(&jm.Status, val)
+		case 8:
+			setString(&jm.Type, val)
+		case 9:
+			setString(&jm.CallID, val)
+		case 10:
+			setRaw(&jm.Arguments, val)
+		case 11:
+			setRaw(&jm.Output, val)
+		case 12:
+			setRaw(&jm.LC, val)
+		case 13:
+			setRaw(&jm.ID, val)
+		case 14:
+			setRaw(&jm.Kwargs, val)
+		case 15:
+			if jsonKind(val) == '{' {
+				eachMember(val, func(k, fv string) {
+					if fieldIndex(k, []string{"tool_calls"}) == 0 {
+						setSlice(&jm.AdditionalKwargs.ToolCalls, fv, decodeToolCallJSON)
+					}
+				})
+			}
+		case 16:
+			if jsonKind(val) == '{' {
+				eachMember(val, func(k, fv string) {
+					if fieldIndex(k, []string{"finish_reason"}) == 0 {
+						setString(&jm.ResponseMetadata.FinishReason, fv)
+					}
+				})
+			}
+		}
+	})
+}
+
+var partFields = []string{"type", "text", "content", "id", "name", "arguments", "response", "result", "toolCallId", "toolName",
+	"input", "args", "output", "error", "isError", "is_error", "tool_use_id", "call_id"}
+
+func decodePartJSON(v string, p *jsonPart) {
+	if jsonKind(v) != '{' {
+		return
+	}
+	eachMember(v, func(key, val string) {
+		switch fieldIndex(key, partFields) {
+		case 0:
+			setString(&p.Type, val)
+		case 1:
+			setRaw(&p.Text, val)
+		case 2:
+			setRaw(&p.Content, val)
+		case 3:
+			setString(&p.ID, val)
+		case 4:
+			setString(&p.Name, val)
+		case 5:
+			setRaw(&p.Arguments, val)
+		case 6:
+			setRaw(&p.Response, val)
+		case 7:
+			setRaw(&p.Result, val)
+		case 8:
+			setString(&p.ToolCallID, val)
+		case 9:
+			setString(&p.ToolName, val)
+		case 10:
+			setRaw(&p.Input, val)
+		case 11:
+			setRaw(&p.Args, val)
+		case 12:
+			setRaw(&p.Output, val)
+		case 13:
+			setRaw(&p.Error, val)
+		case 14:
+			setBoolPtr(&p.IsError, val)
+		case 15:
+			setBoolPtr(&p.IsErrorSn, val)
+		case 16:
+			setString(&p.ToolUseID, val)
+		case 17:
+			setString(&p.CallID, val)
+		}
+	})
+}
+
+var toolCallFields = []string{"id", "name", "arguments", "args", "input", "function", "toolCallId", "toolName"}
+
+func decodeToolCallJSON(v string, c *jsonToolCall) {
+	if jsonKind(v) != '{' {
+		return
+	}
+	eachMember(v, func(key, val string) {
+		switch fieldIndex(key, toolCallFields) {
+		case 0:
+			setString(&c.ID, val)
+		case 1:
+			setString(&c.Name, val)
+		case 2:
+			setRaw(&c.Arguments, val)
+		case 3:
+			setRaw(&c.Args, val)
+		case 4:
+			setRaw(&c.Input, val)
+		case 5:
+			if jsonKind(val) == '{' {
+				eachMember(val, func(k, fv string) {
+					switch fieldIndex(k, []string{"name", "arguments"}) {
+					case 0:
+						setString(&c.Function.Name, fv)
+					case 1:
+						setRaw(&c.Function.Arguments, fv)
+					}
+				})
+			}
+		case 6:
+			setString(&c.ToolCallID, val)
+		case 7:
+			setString(&c.ToolName, val)
+		}
+	})
+}
