@@ -7,7 +7,7 @@ BUILD_DIR := _build
 # fixed in Go 1.27); a count has no deadline to race.
 FUZZTIME ?= 2000x
 
-.PHONY: test unit fuzz e2e vet run collector classify eval matrix content-eval dashboards
+.PHONY: test unit fuzz e2e latency vet run collector classify eval matrix content-eval dashboards
 
 # test: everything CI runs (see .ci/run).
 test: vet unit fuzz dashboards e2e
@@ -120,3 +120,13 @@ run: collector
 # End-to-end tests against a collector built by ocb (see e2e/).
 e2e: collector
 	$(GO) test -tags e2e -count=1 -timeout 30m -v ./e2e/...
+
+# latency: measures on the ocb-built collector the time from the request
+# that trips a guard (or holds a run's root) to the decision's webhook POST
+# (BENCHMARKS.md). A measurement, not part of make test.
+# LATENCY_QUEUE=file: the webhook exporter's queue on file_storage.
+LATENCY_SAMPLES ?= 300
+LATENCY_QUEUE ?= memory
+latency: collector
+	TRIAGE_LATENCY_SAMPLES=$(LATENCY_SAMPLES) TRIAGE_LATENCY_QUEUE=$(LATENCY_QUEUE) \
+		$(GO) test -tags e2e -count=1 -timeout 30m -v -run '^TestMeasureDecisionLatency$$' ./e2e/

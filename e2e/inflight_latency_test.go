@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -27,20 +28,31 @@ import (
 	"github.com/triage-otel/triage/guard"
 )
 
-// TestMeasureInFlightLatency measures, on the ocb-built collector,
-// the time from the OTLP request carrying the span that trips the loop
-// guard reaching the collector to the in-flight decision's POST reaching a
-// webhook receiver: the loop capture's spans before that span are sent
-// first, then (timed) the request holding it. One sample is one run (fresh
-// trace ID and session); its root is sent afterwards. It logs the p50, p99
-// and max of the samples and asserts nothing about them (a measurement, run
-// on demand; skipped unless TRIAGE_INFLIGHT_SAMPLES is set):
+// TestMeasureDecisionLatency measures, on the ocb-built collector, how
+// long a decision takes from the OTLP request that makes it reaching the
+// collector to its webhook POST reaching a receiver:
 //
-//	TRIAGE_INFLIGHT_SAMPLES=200 go test -tags e2e -count=1 -v -run TestMeasureInFlightLatency ./e2e/
-func TestMeasureInFlightLatency(b *testing.T) {
-	n, _ := strconv.Atoi(os.Getenv("TRIAGE_INFLIGHT_SAMPLES"))
+//   - in-flight: the loop capture's spans before the span that trips the
+//     loop guard are sent first, then (timed) the request holding that
+//     span; the clock stops when the in-flight decision's POST arrives;
+//   - final: then (timed) the request holding the run's root; the clock
+//     stops when the final decision's POST arrives.
+//
+// One sample is one run (fresh trace ID and session), runs one after the
+// other on an otherwise idle collector. The start time is taken just
+// before the OTLP/HTTP request is written (loopback), the stop time when
+// the receiver has read the POST's body. It logs p50, p90, p99 and max of
+// each series and asserts nothing about them: a measurement, run on demand
+// (skipped unless TRIAGE_LATENCY_SAMPLES is set; make latency):
+//
+//	TRIAGE_LATENCY_SAMPLES=300 go test -tags e2e -count=1 -v -run TestMeasureDecisionLatency ./e2e/
+//
+// TRIAGE_LATENCY_QUEUE=file puts the webhook exporter's sending queue on
+// file_storage, as config.example.yaml does (default: the in-memory queue).
+func TestMeasureDecisionLatency(b *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("TRIAGE_LATENCY_SAMPLES"))
 	if n <= 0 {
-		b.Skip("a measurement: set TRIAGE_INFLIGHT_SAMPLES to run it")
+		b.Skip("a measurement: set TRIAGE_LATENCY_SAMPLES to run it (make latency)")
 	}
 	repo := repoRoot(b)
 	shared := sharedDir(b, repo)
@@ -54,6 +66,14 @@ func TestMeasureInFlightLatency(b *testing.T) {
 	key := make([]byte, 24)
 	_, _ = rand.Read(key)
 	cfg := decisionsConfig{otlpPort: ports[0], webhookURL: rec.url(), secret: "whsec_" + base64.StdEncoding.EncodeToString(key), wait: time.Minute}
+	queue := cmp.Or(os.Getenv("TRIAGE_LATENCY_QUEUE"), "memory")
+	switch queue {
+	case "memory":
+	case "file":
+		cfg.storageDir = filepath.Join(work, "queue")
+	default:
+		b.Fatalf("TRIAGE_LATENCY_QUEUE=%q: want memory or file", queue)
+	}
 	cfgPath := filepath.Join(work, "otelcol.yaml")
 	writeFile(b, cfgPath, cfg.yaml())
 	col := startCollector(b, otelcol, cfgPath, filepath.Join(work, "otelcol.log"))
@@ -61,28 +81,40 @@ func TestMeasureInFlightLatency(b *testing.T) {
 	waitHTTPReady(b, col, fmt.Sprintf("http://127.0.0.1:%d", ports[0]))
 	client := &http.Client{Timeout: 10 * time.Second}
 
-	samples := make([]time.Duration, 0, n)
+	// timed sends body and waits for the trace's decision of that phase.
+	timed := func(i int, body []byte, tid pcommon.TraceID, phase string) time.Duration {
+		sent := time.Now()
+		post(b, client, endpoint, body)
+		got, ok := rec.wait(tid.String(), phase, 30*time.Second)
+		if !ok {
+			b.Fatalf("run %d: no %s decision within 30s:\n%s", i, phase, col.logTail())
+		}
+		return got.Sub(sent)
+	}
+	inFlight := make([]time.Duration, 0, n)
+	final := make([]time.Duration, 0, n)
 	for i := range n {
 		var tid pcommon.TraceID
 		_, _ = rand.Read(tid[:])
 		session := fmt.Sprintf("lat-%d-%s", i, tid)
 		post(b, client, endpoint, withTrace(before, tid, session))
-		body := withTrace(tripping, tid, session)
-		sent := time.Now()
-		post(b, client, endpoint, body)
-		got, ok := rec.wait(tid.String(), 30*time.Second)
-		if !ok {
-			b.Fatalf("run %d: no in-flight decision within 30s:\n%s", i, col.logTail())
-		}
-		samples = append(samples, got.Sub(sent))
-		post(b, client, endpoint, withTrace(root, tid, session))
+		inFlight = append(inFlight, timed(i, withTrace(tripping, tid, session), tid, "in_flight"))
+		final = append(final, timed(i, withTrace(root, tid, session), tid, "final"))
 	}
-	slices.Sort(samples)
-	pct := func(p float64) time.Duration { return samples[min(len(samples)-1, int(p*float64(len(samples))))] }
-	b.Logf("%s, %d runs: tripping span's request sent -> in-flight decision POST received: p50 %s, p99 %s, max %s",
-		filepath.Base(filepath.Dir(capture))+"/"+filepath.Base(capture), n, pct(0.50).Round(100*time.Microsecond),
-		pct(0.99).Round(100*time.Microsecond), samples[len(samples)-1].Round(100*time.Microsecond))
+	name := filepath.Base(filepath.Dir(capture)) + "/" + filepath.Base(capture)
+	b.Logf("%s, %d runs, %s queue: tripping span's request sent -> in-flight decision POST received: %s", name, n, queue, percentiles(inFlight))
+	b.Logf("%s, %d runs, %s queue: root span's request sent -> final decision POST received: %s", name, n, queue, percentiles(final))
 	col.stop(b)
+}
+
+// percentiles says p50, p90, p99 (nearest rank) and max of samples.
+func percentiles(samples []time.Duration) string {
+	s := slices.Clone(samples)
+	slices.Sort(s)
+	rank := func(p float64) time.Duration {
+		return s[max(0, int(math.Ceil(p*float64(len(s))))-1)].Round(10 * time.Microsecond)
+	}
+	return fmt.Sprintf("p50 %s, p90 %s, p99 %s, max %s", rank(0.50), rank(0.90), rank(0.99), s[len(s)-1].Round(10*time.Microsecond))
 }
 
 // splitAtTrip cuts a capture's spans (in end order, parentless ones held
@@ -182,13 +214,14 @@ func post(b testing.TB, c *http.Client, url string, body []byte) {
 }
 
 // arrivalReceiver answers every webhook POST 204 and notes when the first
-// in-flight decision of each trace arrived.
+// decision of each phase of each trace arrived.
 type arrivalReceiver struct {
 	addr string
 	mu   sync.Mutex
-	at   map[string]time.Time
-	cond *sync.Cond
+	at   map[arrivalKey]time.Time
 }
+
+type arrivalKey struct{ traceID, phase string }
 
 func newArrivalReceiver(b testing.TB) *arrivalReceiver {
 	b.Helper()
@@ -196,8 +229,7 @@ func newArrivalReceiver(b testing.TB) *arrivalReceiver {
 	if err != nil {
 		b.Fatal(err)
 	}
-	r := &arrivalReceiver{addr: ln.Addr().String(), at: map[string]time.Time{}}
-	r.cond = sync.NewCond(&r.mu)
+	r := &arrivalReceiver{addr: ln.Addr().String(), at: map[arrivalKey]time.Time{}}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		now := time.Now()
 		body, _ := io.ReadAll(req.Body)
@@ -205,12 +237,12 @@ func newArrivalReceiver(b testing.TB) *arrivalReceiver {
 			Phase   string `json:"phase"`
 			TraceID string `json:"trace_id"`
 		}
-		if json.Unmarshal(body, &d) == nil && d.Phase == "in_flight" {
+		if json.Unmarshal(body, &d) == nil {
+			k := arrivalKey{d.TraceID, d.Phase}
 			r.mu.Lock()
-			if _, seen := r.at[d.TraceID]; !seen {
-				r.at[d.TraceID] = now
+			if _, seen := r.at[k]; !seen {
+				r.at[k] = now
 			}
-			r.cond.Broadcast()
 			r.mu.Unlock()
 		}
 		w.WriteHeader(http.StatusNoContent)
@@ -222,12 +254,12 @@ func newArrivalReceiver(b testing.TB) *arrivalReceiver {
 
 func (r *arrivalReceiver) url() string { return "http://" + r.addr + "/decisions" }
 
-func (r *arrivalReceiver) wait(traceID string, timeout time.Duration) (time.Time, bool) {
+func (r *arrivalReceiver) wait(traceID, phase string, timeout time.Duration) (time.Time, bool) {
 	deadline := time.Now().Add(timeout)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for {
-		if t, ok := r.at[traceID]; ok {
+		if t, ok := r.at[arrivalKey{traceID, phase}]; ok {
 			return t, true
 		}
 		if time.Now().After(deadline) {
