@@ -34,6 +34,9 @@ const (
 	// short so the root-less trace is decided quickly, long enough that the
 	// "not decided before decision_wait" check means something.
 	decisionWait = 2 * time.Second
+	// settleWait is the quiet after which a root-less run whose spans show
+	// it is over is decided.
+	settleWait = 500 * time.Millisecond
 	// logsWait bounds how long a trace waits for its log events; the
 	// late-logs case sends them decisionWait+1s after its spans.
 	logsWait = 8 * time.Second
@@ -92,7 +95,10 @@ func TestCollectorEndToEnd(t *testing.T) {
 	// A copy of one fixture with its root span(s) removed and a fresh trace
 	// ID: the processor never sees the run complete, so only decision_wait
 	// can decide it.
-	rootless := writeRootlessFixture(t, fixtures, filepath.Join(work, "rootless.json"))
+	rootless := writeRootlessFixture(t, fixtures, filepath.Join(work, "rootless.json"), false)
+	// And one whose remaining spans show the run is over (its outermost
+	// span ended in error): decided settle_wait after its last span.
+	rootlessEnded := writeRootlessFixture(t, fixtures, filepath.Join(work, "rootless-ended.json"), true)
 
 	// A copy of a capture whose failure is only in its GenAI log events,
 	// under a fresh trace ID, whose logs are sent after its spans (the
@@ -102,7 +108,7 @@ func TestCollectorEndToEnd(t *testing.T) {
 	// nor classify joins it on its own.
 	late := writeLateLogsFixture(t, shared, work)
 
-	want := classify(t, triage, constraints, append(append([]string{}, fixtures...), rootless.path))
+	want := classify(t, triage, constraints, append(append([]string{}, fixtures...), rootless.path, rootlessEnded.path))
 	want = append(want, classifyWith(t, triage, constraints, []string{"--logs", late.logsPath}, []string{late.path})...)
 	logsJoined := 0
 	for _, w := range want {
@@ -120,12 +126,12 @@ func TestCollectorEndToEnd(t *testing.T) {
 		}
 	}
 
-	ports := freePorts(t, 2)
-	grpcPort, httpPort := ports[0], ports[1]
+	ports := freePorts(t, 3)
+	grpcPort, httpPort, telemetryPort := ports[0], ports[1], ports[2]
 	outPath := filepath.Join(work, "annotated-spans.json")
 	logsOutPath := filepath.Join(work, "forwarded-logs.json")
 	cfgPath := filepath.Join(work, "otelcol.yaml")
-	writeFile(t, cfgPath, testConfig(grpcPort, httpPort, outPath, logsOutPath, constraints))
+	writeFile(t, cfgPath, testConfig(grpcPort, httpPort, telemetryPort, outPath, logsOutPath, constraints))
 
 	col := startCollector(t, otelcol, cfgPath, filepath.Join(work, "otelcol.log"))
 	endpoint := fmt.Sprintf("http://127.0.0.1:%d", httpPort)
@@ -134,7 +140,24 @@ func TestCollectorEndToEnd(t *testing.T) {
 	run(t, 2*time.Minute, triage, append([]string{"replay", "--endpoint", endpoint}, fixtures...)...)
 
 	rootlessSent := time.Now()
-	run(t, time.Minute, triage, "replay", "--endpoint", endpoint, rootless.path)
+	run(t, time.Minute, triage, "replay", "--endpoint", endpoint, rootless.path, rootlessEnded.path)
+	// When each root-less trace got its verdict: the one that shows it is
+	// over no earlier than settle_wait, the other no earlier than
+	// decision_wait.
+	var rootlessSeen, endedSeen time.Time
+	for wait := time.Now().Add(outputTimeout); rootlessSeen.IsZero() || endedSeen.IsZero(); time.Sleep(50 * time.Millisecond) {
+		spans := readAnnotatedSpans(t, outPath)
+		now := time.Now()
+		if rootlessSeen.IsZero() && traceAnnotated(spans, rootless.traceID) {
+			rootlessSeen = now
+		}
+		if endedSeen.IsZero() && traceAnnotated(spans, rootlessEnded.traceID) {
+			endedSeen = now
+		}
+		if col.exited() || now.After(wait) {
+			t.Fatalf("root-less traces not annotated after %s (decision_wait: %v, run ended: %v):\n%s", outputTimeout, !rootlessSeen.IsZero(), !endedSeen.IsZero(), col.logTail())
+		}
+	}
 
 	// The late-logs copy: spans, a pause longer than decision_wait (which
 	// must not decide a trace whose root arrived) and well within
@@ -146,20 +169,16 @@ func TestCollectorEndToEnd(t *testing.T) {
 	// Wait until every run's root span (or, when the root never arrived,
 	// the spans standing in for it) carries a verdict, then compare.
 	var spans map[string]exportedSpan
-	var rootlessSeen time.Time
 	deadline := time.Now().Add(outputTimeout)
 	for {
 		spans = readAnnotatedSpans(t, outPath)
-		if rootlessSeen.IsZero() && traceAnnotated(spans, rootless.traceID) {
-			rootlessSeen = time.Now()
-		}
 		var missing []string
 		for _, w := range want {
 			if !hasVerdict(runSpans(spans, w)) {
 				missing = append(missing, spanKey(w.TraceID, w.RunSpanID))
 			}
 		}
-		if len(missing) == 0 && !rootlessSeen.IsZero() {
+		if len(missing) == 0 {
 			break
 		}
 		if col.exited() {
@@ -167,8 +186,8 @@ func TestCollectorEndToEnd(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			sort.Strings(missing)
-			t.Fatalf("after %s, %d of %d runs have no triage.verdict on their root span (nor on spans standing in for a missing root) in %s (root-less trace seen: %v); first missing: %v",
-				outputTimeout, len(missing), len(want), outPath, !rootlessSeen.IsZero(), head(missing, 10))
+			t.Fatalf("after %s, %d of %d runs have no triage.verdict on their root span (nor on spans standing in for a missing root) in %s; first missing: %v",
+				outputTimeout, len(missing), len(want), outPath, head(missing, 10))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -264,11 +283,29 @@ func TestCollectorEndToEnd(t *testing.T) {
 	if elapsed := rootlessSeen.Sub(rootlessSent); elapsed < decisionWait {
 		t.Errorf("root-less trace %s was annotated %s after it was sent, before decision_wait (%s) elapsed", rootless.traceID, elapsed, decisionWait)
 	}
-	for _, id := range rootless.spanIDs {
-		if _, ok := spans[spanKey(rootless.traceID, id)]; !ok {
-			t.Errorf("span %s of the root-less trace %s was not forwarded", id, rootless.traceID)
+	for _, rl := range []rootlessFixture{rootless, rootlessEnded} {
+		for _, id := range rl.spanIDs {
+			if _, ok := spans[spanKey(rl.traceID, id)]; !ok {
+				t.Errorf("span %s of the root-less trace %s was not forwarded", id, rl.traceID)
+			}
 		}
 	}
+	// The run that shows it is over was decided by that (trigger
+	// run_ended), settle_wait or more after it was sent, and no later than
+	// the one left to decision_wait.
+	if elapsed := endedSeen.Sub(rootlessSent); elapsed < settleWait {
+		t.Errorf("root-less trace %s, whose run is over, was annotated %s after it was sent, before settle_wait (%s) elapsed", rootlessEnded.traceID, elapsed, settleWait)
+	}
+	if endedSeen.After(rootlessSeen) {
+		t.Errorf("the root-less run that is over was annotated %s after it was sent, later than the one left to decision_wait (%s)", endedSeen.Sub(rootlessSent), rootlessSeen.Sub(rootlessSent))
+	}
+	telemetry := scrapeAll(t, []*tierInstance{{telemetryURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", telemetryPort)}})
+	if n := telemetry.sum("otelcol_processor_triage_traces_decided", `trigger="run_ended"`); n < 1 {
+		t.Errorf("no trace decided with trigger run_ended (traces_decided: %v)", telemetry.sum("otelcol_processor_triage_traces_decided"))
+	}
+	t.Logf("root-less runs: the one that is over annotated %s after it was sent (settle_wait %s), the other %s (decision_wait %s); %v traces decided by run_ended, %v by decision_wait",
+		endedSeen.Sub(rootlessSent).Round(10*time.Millisecond), settleWait, rootlessSeen.Sub(rootlessSent).Round(10*time.Millisecond), decisionWait,
+		telemetry.sum("otelcol_processor_triage_traces_decided", `trigger="run_ended"`), telemetry.sum("otelcol_processor_triage_traces_decided", `trigger="decision_wait"`))
 
 	// Every log record went on through the logs pipeline, unchanged in
 	// number (the processor forwards them, joined or not).
@@ -487,7 +524,7 @@ type rootlessFixture struct {
 // writeRootlessFixture copies the first fixture whose single trace has a
 // root span with children, drops the root(s) and gives the rest a fresh
 // trace ID so it cannot merge with the original replayed beside it.
-func writeRootlessFixture(t *testing.T, fixtures []string, path string) rootlessFixture {
+func writeRootlessFixture(t *testing.T, fixtures []string, path string, ended bool) rootlessFixture {
 	t.Helper()
 	for _, f := range fixtures {
 		td := readTraces(t, f)
@@ -522,16 +559,44 @@ func writeRootlessFixture(t *testing.T, fixtures []string, path string) rootless
 				})
 			}
 		}
+		if got := remainderEnded(td); got == "maybe" || (got == "ended") != ended {
+			continue
+		}
 		out, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
 		if err != nil {
 			t.Fatal(err)
 		}
 		writeFile(t, path, string(out))
-		t.Logf("root-less trace %s: %s without its root span(s) (%d spans left)", tid.String(), f, len(ids))
+		t.Logf("root-less trace %s: %s without its root span(s) (%d spans left; the spans show the run is over: %v)", tid.String(), f, len(ids), ended)
 		return rootlessFixture{path: path, traceID: tid.String(), spanIDs: ids}
 	}
-	t.Fatal("no fixture with a single trace whose root has children: cannot build the root-less case")
+	t.Fatalf("no fixture with a single trace whose root has children and whose other spans show the run over=%v: cannot build the root-less case", ended)
 	return rootlessFixture{}
+}
+
+// remainderEnded says whether the spans of td, a trace without its root,
+// show every run is over the way the processor reads them with certainty
+// ("ended": the outermost span, covering the run, is not a step and ended in
+// error, processor/triageprocessor/early.go), may show it ("maybe": an
+// agent span covers a run, the processor's other case) or not ("no").
+func remainderEnded(td ptrace.Traces) string {
+	runs := trajectory.Build(td)
+	if len(runs) == 0 {
+		return "no"
+	}
+	out := "ended"
+	for i := range runs {
+		top, ok := trajectory.OutermostSpan(&runs[i], td)
+		step := top.Role == trajectory.SpanLLM || top.Role == trajectory.SpanTool
+		switch {
+		case ok && !step && top.Error:
+		case ok && top.Role == trajectory.SpanAgent:
+			return "maybe"
+		default:
+			out = "no"
+		}
+	}
+	return out
 }
 
 // readTraces reads an OTLP/JSON traces file.
@@ -596,7 +661,7 @@ func classifyWith(t *testing.T, triage string, constraints, extra, files []strin
 // testConfig is the collector config of the test: OTLP in on the given
 // loopback ports, triage with a short decision_wait, annotated spans out to
 // a file (JSON lines of ExportTraceServiceRequest) and the debug log.
-func testConfig(grpcPort, httpPort int, outPath, logsOutPath string, constraints []string) string {
+func testConfig(grpcPort, httpPort, telemetryPort int, outPath, logsOutPath string, constraints []string) string {
 	// JSON strings are valid YAML scalars, whatever the constraint holds.
 	global, err := json.Marshal(constraints)
 	if err != nil {
@@ -612,6 +677,7 @@ func testConfig(grpcPort, httpPort int, outPath, logsOutPath string, constraints
 processors:
   triage:
     decision_wait: %s
+    settle_wait: %s
     logs_wait: %s
     num_traces: 10000
     constraints:
@@ -625,11 +691,7 @@ exporters:
   file/logs:
     path: %s
     flush_interval: 100ms
-service:
-  telemetry:
-    metrics:
-      level: none
-  pipelines:
+%s  pipelines:
     traces:
       receivers: [otlp]
       processors: [triage]
@@ -638,7 +700,7 @@ service:
       receivers: [otlp]
       processors: [triage]
       exporters: [file/logs]
-`, grpcPort, httpPort, decisionWait, logsWait, global, outPath, logsOutPath)
+`, grpcPort, httpPort, decisionWait, settleWait, logsWait, global, outPath, logsOutPath, telemetryReader(telemetryPort))
 }
 
 // ---- the collector process ----

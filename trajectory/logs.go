@@ -260,7 +260,5 @@ func (ev *spanEvents) fill(c *spanCtx, st *Step) {
 // IsLLMSpan reports whether a span is a model call under the conventions
 // Build reads: the spans whose GenAI log events a consumer may wait for.
 func IsLLMSpan(sp ptrace.Span, res pcommon.Resource, scope string) bool {
-	n := node{c: spanCtx{sp: sp, attrs: sp.Attributes(), res: res, scope: scope}}
-	classify(&n)
-	return n.role == roleLLM
+	return SpanRoleOf(sp, res, scope) == SpanLLM
 }

@@ -48,6 +48,11 @@ type Config struct {
 	// annotations, decision included).
 	DecisionCacheBytes int `mapstructure:"decision_cache_bytes"`
 
+	// SettleWait, when > 0, decides a trace whose root has not arrived as
+	// soon as its runs show they are over and no span of it arrived for
+	// this long (early.go); decision_wait stays the backstop. 0 waits for
+	// decision_wait.
+	SettleWait time.Duration `mapstructure:"settle_wait"`
 	// LogsWait bounds how long a trace whose root arrived waits for the
 	// GenAI log events (message content) of its LLM spans when the
 	// processor is also in a logs pipeline (see logs.go). 0 never waits.
@@ -153,6 +158,9 @@ func (c *Config) Validate() error {
 	}
 	if c.DecisionCacheBytes <= 0 {
 		errs = append(errs, fmt.Errorf("decision_cache_bytes must be greater than 0, got %d", c.DecisionCacheBytes))
+	}
+	if c.SettleWait < 0 {
+		errs = append(errs, fmt.Errorf("settle_wait must not be negative, got %v", c.SettleWait))
 	}
 	if c.LogsWait < 0 {
 		errs = append(errs, fmt.Errorf("logs_wait must not be negative, got %v", c.LogsWait))

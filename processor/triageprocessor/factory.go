@@ -25,6 +25,7 @@ const (
 	defaultDecisionCacheSize  = 100_000
 	defaultDecisionCacheBytes = 64 << 20
 
+	defaultSettleWait            = 2 * time.Second
 	defaultLogsWait              = 5 * time.Second
 	defaultMaxLogRecordsPerTrace = 2_000
 	defaultMaxLogBytes           = 64 << 20
@@ -49,6 +50,7 @@ func createDefaultConfig() component.Config {
 		MaxBytes:              defaultMaxBytes,
 		DecisionCacheSize:     defaultDecisionCacheSize,
 		DecisionCacheBytes:    defaultDecisionCacheBytes,
+		SettleWait:            defaultSettleWait,
 		LogsWait:              defaultLogsWait,
 		MaxLogRecordsPerTrace: defaultMaxLogRecordsPerTrace,
 		MaxLogBytes:           defaultMaxLogBytes,

@@ -67,6 +67,8 @@ type heldTrace struct {
 	// inflight is the trace's in-flight guard state (nil without guards
 	// or before its first span was fed).
 	inflight *inFlight
+	// ended schedules the check of a trace without a root (early.go).
+	ended endedCheck
 }
 
 type triageProcessor struct {
@@ -104,6 +106,9 @@ type triageProcessor struct {
 	rootDue []*heldTrace
 	// logs holds the GenAI log events of a logs pipeline (logs.go).
 	logs logState
+	// endedDue lists, in due order, traces without a root to check for
+	// runs that are over (early.go).
+	endedDue []endedDue
 	// releaseTraces releases the traces instance's hold on the state
 	// shared with the logs instances (shared.go); true when it was the last.
 	releaseTraces func() bool
@@ -253,6 +258,9 @@ func (p *triageProcessor) Start(context.Context, component.Host) error {
 	if p.cfg.LogsWait > 0 {
 		wait = min(wait, p.cfg.LogsWait)
 	}
+	if p.cfg.SettleWait > 0 {
+		wait = min(wait, p.cfg.SettleWait)
+	}
 	go p.tickLoop(p.stop, tickInterval(wait))
 	return nil
 }
@@ -306,6 +314,7 @@ func (p *triageProcessor) shutdownTraces(ctx context.Context) error {
 	p.mu.Lock()
 	p.closed = true
 	p.rootDue = nil
+	p.endedDue = nil
 	var toDecide []*heldTrace
 	dTraces, dSpans := 0, 0
 	for p.held.Len() > 0 {
@@ -363,6 +372,8 @@ func (p *triageProcessor) decideExpired(ctx context.Context) {
 		toDecide = append(toDecide, p.startDeciding(h, triggerRoot))
 	}
 	toDecide, lt, ls := p.decideLogsDue(now, toDecide)
+	dTraces, dSpans = dTraces+lt, dSpans+ls
+	toDecide, lt, ls = p.decideEnded(now, toDecide)
 	dTraces, dSpans = dTraces+lt, dSpans+ls
 	expiredLogs := p.expirePendingLogs(now)
 	for waiting := 0; ; {
@@ -477,6 +488,7 @@ func (p *triageProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 			rooted = append(rooted, h)
 		}
 		feeds = p.noteInFlight(feeds, h, reads, gi)
+		p.noteRootless(h, now)
 		// The global byte cap evicts the least recently active traces,
 		// never the one being filled.
 		for p.cfg.MaxBytes > 0 && p.heldBytes > p.cfg.MaxBytes {
