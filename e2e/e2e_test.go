@@ -275,7 +275,7 @@ func TestCollectorEndToEnd(t *testing.T) {
 		}
 	}
 
-	t.Logf("compared %d runs from %d fixture files (+1 root-less copy; %d runs without their root span; %d evaluation events) and %d incident spans: %d mismatching attributes",
+	t.Logf("compared %d runs from %d fixture files (+2 root-less copies; %d runs without their root span; %d evaluation events) and %d incident spans: %d mismatching attributes",
 		len(want), len(fixtures), standIns, evaluations, incidents, mismatches)
 
 	// The root-less trace can only have been decided by the inactivity timer,
