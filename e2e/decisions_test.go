@@ -336,10 +336,15 @@ type decisionsConfig struct {
 	spansFile   string        // forwarded spans written here
 	stream      string        // host:port of a Redis receiving the decisions too
 	wait        time.Duration // decision_wait; 0: decisionWait
+	settle      time.Duration // settle_wait; 0: the processor's default
 }
 
 func (c decisionsConfig) yaml() string {
 	global, _ := json.Marshal(c.constraints)
+	settle := "" // the processor's default
+	if c.settle > 0 {
+		settle = fmt.Sprintf("\n    settle_wait: %s", c.settle)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, `receivers:
   otlp:
@@ -348,13 +353,13 @@ func (c decisionsConfig) yaml() string {
         endpoint: 127.0.0.1:%d
 processors:
   triage:
-    decision_wait: %s
+    decision_wait: %s%s
     constraints:
       global: %s
     recovery:
       timeout: 5s
       session_attributes: [%s]
-`, c.otlpPort, cmp.Or(c.wait, decisionWait), global, sessionAttr)
+`, c.otlpPort, cmp.Or(c.wait, decisionWait), settle, global, sessionAttr)
 	if c.policy != "" {
 		fmt.Fprintf(&b, "      policy:\n        %s\n", c.policy)
 	}

@@ -25,8 +25,10 @@ import (
 // decision references the in-flight one. A planted non-idempotent tool (MCP
 // annotations of an MCP server's tools/list answer) is never retried.
 
-// inFlightWait is decision_wait in this test: long enough that no trace is
-// decided while its root is held back.
+// inFlightWait is decision_wait and settle_wait in this test: long enough
+// that no trace is decided while its root is held back. The test sends every
+// span but the root at once, so a run whose agent span ended in error looks
+// over (settle_wait) although its root is only held back, not lost.
 const inFlightWait = 40 * time.Second
 
 func TestInFlightDecisionsBeforeTheRoot(t *testing.T) {
@@ -77,7 +79,7 @@ func TestInFlightDecisionsBeforeTheRoot(t *testing.T) {
 	hook := newWebhookReceiver(t)
 	ports := freePorts(t, 2)
 	cfg := decisionsConfig{otlpPort: ports[0], promPort: ports[1], webhookURL: hook.url(), secret: hook.secret,
-		constraints: constraints, wait: inFlightWait}
+		constraints: constraints, wait: inFlightWait, settle: inFlightWait}
 	cfgPath := filepath.Join(work, "otelcol.yaml")
 	writeFile(t, cfgPath, cfg.yaml())
 	col := startCollector(t, otelcol, cfgPath, filepath.Join(work, "otelcol.log"))
