@@ -266,7 +266,7 @@ var textRules = append([]textRule{
 	{
 		name: "rate_limit",
 		keys: []string{"rate", "too many", "toomany", "throttl", "quota", "exhaust", "limited to", "per ", "retry after"}, typ: ExternalFault, conf: confTextRule,
-		re: rx(`(?i)\brate[ _-]?limit|\brate (?:exceeded|exhausted)\b|\btoo many requests\b|\btoomanyrequests\b|\bthrottl|\bquota (?:exceeded|exhausted)|\bexceeded (?:your |the )?(?:current )?quota\b|\bresource[ _]exhausted\b|\blimited to \d+ [\w ]{0,30}(?:/|per) ?(?:second|minute|hour|day|min|sec)\b|\b(?:requests?|tokens?) per (?:second|minute|min|hour|day)\b|\bretry after \d+`),
+		re: rx(`(?i)\brate[ _-]?limit|\brate (?:exceeded|exhausted)\b|\btoo many requests\b|\btoomanyrequests\b|\bthrottl|\bquota (?:exceeded|exhausted)|\bexceeded (?:your |the )?(?:current )?quota\b|\bresource[ _]exhausted\b|\bresources? (?:has|have) been exhausted\b|\blimited to \d+ [\w ]{0,30}(?:/|per) ?(?:second|minute|hour|day|min|sec)\b|\b(?:requests?|tokens?) per (?:second|minute|min|hour|day)\b|\bretry after \d+`),
 	},
 	{
 		name: "service_unavailable",

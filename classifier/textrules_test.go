@@ -63,6 +63,8 @@ var heldOutPhrasings = []struct {
 	{"Error code: 502 - Bad Gateway", ExternalFault, ""},
 	{"Service request failed. Status: 429 (Too Many Requests)", ExternalFault, ""},
 	{"huggingface_hub.errors.HfHubHTTPError: 429 Client Error: Too Many Requests for url: https://x", ExternalFault, ""},
+	// Google's canonical RESOURCE_EXHAUSTED message, without its code
+	{"Resources have been exhausted for model text-bison; try again in a few seconds", ExternalFault, ""},
 	// context
 	{"prompt is too long: 208310 tokens > 200000 maximum", ContextOverflow, ""},
 	{"The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).", ContextOverflow, ""},
