@@ -258,10 +258,21 @@ func buildTrace(runs []Run, tid pcommon.TraceID, spans []spanCtx, o *buildOption
 	for u, un := range units {
 		members := order[unitStart[u]:unitStart[u+1]]
 		var agents []int32
+		recognised := false
 		for _, i := range members {
 			if nodes[i].topAgent == i {
 				agents = append(agents, i)
 			}
+			recognised = recognised || nodes[i].matched != 0
+		}
+		if !recognised {
+			// No span any convention reader knows (HTTP, database or
+			// framework spans only): not an agent run. Such trees come
+			// from other services, or from an agent's own work done outside
+			// its trace context (a tool's HTTP call started where the
+			// framework did not propagate the span), whose failure the
+			// agent's trace records where it matters.
+			continue
 		}
 		if len(agents) <= 1 {
 			r := b.build(members, un.roots, un.rootFound, agents)

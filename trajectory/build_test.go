@@ -14,10 +14,45 @@ func TestBuildEmpty(t *testing.T) {
 		t.Fatalf("runs from nothing: %+v", runs)
 	}
 	s := newSynth("svc")
-	s.spans.AppendEmpty() // a span with no IDs at all
+	// an agent span with no IDs at all
+	s.spans.AppendEmpty().Attributes().PutStr("gen_ai.operation.name", "invoke_agent")
 	runs := Build(s.td)
 	if len(runs) != 1 || len(runs[0].Steps) != 0 {
 		t.Fatalf("runs %+v", runs)
+	}
+}
+
+// A tree no convention reader recognises is not an agent run, even when
+// it failed: here a billing service's own trace (an HTTP server span and a
+// failed database query) beside an agent trace, and a tool's HTTP call the
+// framework traced outside the agent's trace context.
+func TestPlainTreesAreNotRuns(t *testing.T) {
+	s := newSynth("billing")
+	fail(s.span(1, 0, "POST /invoices", map[string]any{"http.request.method": "POST", "http.response.status_code": 500}), "")
+	fail(s.span(2, 1, "INSERT invoices", map[string]any{"db.system.name": "postgresql", "db.operation.name": "INSERT"}), "deadlock detected")
+	s.tid = pcommon.TraceID{4, 5, 6}
+	s.span(10, 0, "invoke_agent billing-helper", map[string]any{"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "billing-helper"})
+	s.span(11, 10, "chat m", map[string]any{"gen_ai.operation.name": "chat"})
+	fail(s.span(12, 10, "execute_tool issue_refund", map[string]any{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "issue_refund"}), "payments API answered 503")
+	s.tid = pcommon.TraceID{7, 8, 9}
+	fail(s.span(20, 0, "GET", map[string]any{"http.request.method": "GET", "http.response.status_code": 503}), "")
+	runs := Build(s.td)
+	if len(runs) != 1 {
+		t.Fatalf("want only the agent run, got %d runs", len(runs))
+	}
+	eq(t, "root", runs[0].RootSpanID, sid(10))
+	eq(t, "steps", len(runs[0].Steps), 2)
+
+	// Orphans of a lost root count too: a group of plain orphans is no run,
+	// one with a recognised span is.
+	s = newSynth("svc")
+	s.span(30, 99, "GET", map[string]any{"http.request.method": "GET"})
+	if runs := Build(s.td); len(runs) != 0 {
+		t.Fatalf("plain orphans: %d runs", len(runs))
+	}
+	s.span(31, 99, "chat m", map[string]any{"gen_ai.operation.name": "chat"})
+	if runs := Build(s.td); len(runs) != 1 || len(runs[0].SpanIDs) != 2 {
+		t.Fatalf("orphans with a chat span: %+v", runs)
 	}
 }
 

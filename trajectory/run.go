@@ -45,6 +45,10 @@
 //     started first, so the ID does not depend on the order the spans
 //     arrive in).
 //   - Several roots in one trace (unusual) give one run each.
+//   - A tree (a trace, or a group of its orphans) in which no span is
+//     recognised by any convention reader below is not an agent run and
+//     gives no Run: plain HTTP or database traces of other services, or an
+//     agent's tool call traced outside the agent's trace context.
 //
 // Streamed parts of a call recorded as spans of their own (Mastra's model
 // chunks) are folded into the step they belong to; parts whose step span
