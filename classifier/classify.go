@@ -382,17 +382,14 @@ func firstText(ev *evidence) string {
 func (cl *classification) spanIncidents() {
 	// Wrapper spans (chains, agents) repeat the error of the step they
 	// wrap; a non-root span error adds an incident only when its message
-	// is new.
-	stepMsgs := make(map[string]bool)
+	// is new. seen holds each error message recorded so far with the
+	// latest end of a span that recorded it.
+	seen := make(errorsSeen)
 	for i := range cl.steps {
 		s := &cl.steps[i]
-		if s.StatusMessage != "" {
-			stepMsgs[s.StatusMessage] = true
-		}
+		seen.add(s.StatusMessage, s.End)
 		for _, e := range s.Errors {
-			if e.Message != "" {
-				stepMsgs[e.Message] = true
-			}
+			seen.add(e.Message, s.End)
 		}
 	}
 	for i := range cl.run.SpanErrors {
@@ -402,7 +399,10 @@ func (cl *classification) spanIncidents() {
 			continue
 		}
 		msg := firstText(&ev)
-		if !se.IsRoot && msg != "" && stepMsgs[msg] {
+		if _, repeated := seen[msg]; !se.IsRoot && msg != "" && repeated {
+			continue
+		}
+		if se.IsRoot && cl.rootRepeatsAnsweredError(se, msg, seen) {
 			continue
 		}
 		f, ok := classifyEvidence(&ev, &cl.memo)
@@ -418,9 +418,7 @@ func (cl *classification) spanIncidents() {
 				Rule: f.Rule, Confidence: f.Confidence, Reason: f.Reason},
 			kind: kind, pos: cl.posAt(se.End),
 		})
-		if msg != "" {
-			stepMsgs[msg] = true
-		}
+		seen.add(msg, se.End)
 	}
 }
 
