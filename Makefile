@@ -64,9 +64,10 @@ matrix:
 
 # content-eval: regenerate the README's side-by-side scores of the captures
 # with content on (shared), each instrumentation's default content setting
-# and content capture off (testdata/, harness/README.md), and of toolset b
-# (another tool domain, content on), between its markers.
-CONTENT_SETS = testdata/frameworks-content-default/labels.json testdata/frameworks-content-off/labels.json testdata/frameworks-toolset-b/labels.json
+# and content capture off (testdata/, harness/README.md), of toolsets b and c
+# (other tool domains, content on) and of the two stacks the shared set lacks
+# (toolsets a and c), between its markers.
+CONTENT_SETS = testdata/frameworks-content-default/labels.json testdata/frameworks-content-off/labels.json testdata/frameworks-toolset-b/labels.json testdata/frameworks-toolset-c/labels.json testdata/frameworks-newstacks-a/labels.json testdata/frameworks-newstacks-c/labels.json
 content-eval:
 	@test -n "$(SHARED)" || { echo "shared/DESIGN.md not found in this folder or a parent" >&2; exit 1; }
 	@mkdir -p $(BUILD_DIR)
