@@ -104,13 +104,35 @@ func TestDashboardQueriesReturnData(t *testing.T) {
 
 	// Pass 2: the same captures under fresh trace IDs (the processor and the
 	// connector would otherwise treat them as already decided).
+	// Each copy is sent as a running agent's SDK exports it: the spans that
+	// ended first, then the root in a request of its own, so loops get an
+	// in-flight decision (the in-flight panel) before their final one.
 	copies := freshTraceCopies(t, fixtures, filepath.Join(work, "pass2"), nil)
-	run(t, 2*time.Minute, triage, append([]string{"replay", "--endpoint", endpoint}, copies...)...)
+	var requests []string
+	for _, f := range copies {
+		body, root := splitRoot(t, f, filepath.Join(work, "pass2-split"))
+		if logs, err := os.ReadFile(strings.TrimSuffix(f, ".json") + ".logs.json"); err == nil {
+			writeFile(t, strings.TrimSuffix(body, ".json")+".logs.json", string(logs)) // sent with the body
+		}
+		requests = append(requests, body)
+		if root != "" {
+			requests = append(requests, root)
+		}
+	}
+	run(t, 2*time.Minute, triage, append([]string{"replay", "--endpoint", endpoint}, requests...)...)
 	second := waitForValue(t, col, api, "sum(triage_runs_total)", func(v float64) bool { return v >= 2*first })
 	t.Logf("pass 2: %v runs counted in Prometheus", second)
 	if second != 2*first {
 		t.Errorf("the same captures replayed twice counted %v runs, then %v in total (want %v)", first, second, 2*first)
 	}
+
+	// Pass 3: the captures recorded with content capture off, as most
+	// instrumentations are by default (testdata/frameworks-content-off), for
+	// the blind-classification panel.
+	blind := freshTraceCopies(t, captureFiles(t, filepath.Join(repo, "testdata", "frameworks-content-off")), filepath.Join(work, "pass3"), nil)
+	run(t, 2*time.Minute, triage, append([]string{"replay", "--endpoint", endpoint}, blind...)...)
+	withoutContent := waitForValue(t, col, api, "sum(otelcol_processor_triage_runs_without_content)", func(v float64) bool { return v > 0 })
+	t.Logf("pass 3: %d captures with content off, %v runs classified without content", len(blind), withoutContent)
 
 	// The template variables' own queries must list values.
 	vars := readDashboardVariables(t, filepath.Join(repo, "dashboards", "grafana", "agent-failures.json"))
@@ -145,6 +167,10 @@ func TestDashboardQueriesReturnData(t *testing.T) {
 		}
 	}
 	t.Logf("webhook: %s", webhook.summary())
+
+	// A query such as "(x or vector(0)) / y" returns data without x: every
+	// series a panel reads must exist on its own.
+	checkPanelMetricsExist(t, api, panels)
 
 	// The alert rules cannot be asked to fire here, but every series they
 	// read must exist under the name they use, or an alert would silently
@@ -392,6 +418,28 @@ func checkAlertMetricsExist(t *testing.T, api, path string) {
 		t.Errorf("no metric name found in %s", path)
 	}
 	t.Logf("%d series used by the alert rules exist in Prometheus (%d exist only after an incident)", checked, len(onlyOnIncident))
+}
+
+// checkPanelMetricsExist fails for each metric name a panel query reads that
+// Prometheus holds no series of.
+func checkPanelMetricsExist(t *testing.T, api string, panels []panelTarget) {
+	t.Helper()
+	readBy := map[string]string{} // metric name -> a panel reading it
+	for _, p := range panels {
+		for _, n := range alertMetricName.FindAllString(p.expr, -1) {
+			readBy[n] = p.title
+		}
+	}
+	for n, title := range readBy {
+		res, err := promVector(api, fmt.Sprintf(`count({__name__=%q})`, n))
+		switch {
+		case err != nil:
+			t.Errorf("panel %q: series %s: %v", title, n, err)
+		case len(res) == 0:
+			t.Errorf("panel %q reads %s, which the collector does not expose after both passes", title, n)
+		}
+	}
+	t.Logf("%d series read by the panels exist in Prometheus", len(readBy))
 }
 
 // ---- Prometheus HTTP API ----

@@ -377,7 +377,14 @@ func sharedDir(t *testing.T, repo string) string {
 // *.logs.json log events).
 func fixtureFiles(t *testing.T, shared string) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(shared, "fixtures", "frameworks", "*", "*.json"))
+	return captureFiles(t, filepath.Join(shared, "fixtures", "frameworks"))
+}
+
+// captureFiles returns the captures (STACK/NAME.json) of a labelled set's
+// folder that hold spans.
+func captureFiles(t *testing.T, set string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(set, "*", "*.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -395,7 +402,7 @@ func fixtureFiles(t *testing.T, shared string) []string {
 		out = append(out, f)
 	}
 	if len(out) == 0 {
-		t.Fatalf("no fixture captures under %s/fixtures/frameworks", shared)
+		t.Fatalf("no captures under %s", set)
 	}
 	if len(empty) > 0 {
 		t.Logf("%d captures hold no span and are left out (not scorable): %v", len(empty), head(empty, 5))

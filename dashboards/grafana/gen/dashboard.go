@@ -30,6 +30,7 @@ const (
 	metricIncidents   = "triage_incidents_total"             // {failure_type, recovered}
 	metricDecisions   = "triage_decisions_total"             // {failure_type, action}
 	metricRunDuration = "triage_run_duration_seconds_bucket" // {verdict, le}
+	metricInFlight    = "triage_in_flight_decisions_total"   // {guard, action}
 
 	// exporterhelper's telemetry, labelled with the exporter's component ID.
 	metricSentLogs       = "otelcol_exporter_sent_log_records"
@@ -43,7 +44,9 @@ const (
 	metricWebhookDropped   = "otelcol_recovery_webhook_decisions_dropped" // {reason}
 
 	// The triage processor's own telemetry (its metadata.yaml).
-	metricTracesDecided = "otelcol_processor_triage_traces_decided" // {trigger}
+	metricTracesDecided      = "otelcol_processor_triage_traces_decided" // {trigger}
+	metricRunsDecided        = "otelcol_processor_triage_decisions"      // {verdict, failure_type}
+	metricRunsWithoutContent = "otelcol_processor_triage_runs_without_content"
 )
 
 // Label selectors built from the template variables. Only triage.failures
@@ -199,6 +202,19 @@ func buildDashboard() (dashboard.Dashboard, error) {
 			perSecondShort, true,
 			target(fmt.Sprintf(`sum by (recovered) (rate(%s{%s}[%s]))`, metricIncidents, failureTypeSel, rateInterval), "recovered={{recovered}}"),
 		))
+
+	// ---- While runs are going ----
+	b = b.WithRow(row(ids, "In-flight decisions and blind classification")).
+		WithPanel(timeseriesPanel(ids, "In-flight decisions by guard",
+			"Decisions sent while the run was still going, because a guard tripped before its root span ended (loop, repeated tool failure, token, cost or wall-clock budget), per second, by guard and action.",
+			perSecondShort, true,
+			target(fmt.Sprintf(`sum by (guard, action) (rate(%s[%s]))`, metricInFlight, rateInterval), "{{guard}}: {{action}}"),
+		).Span(16)).
+		WithPanel(statPanel(ids, "Classified without message content",
+			"Share of the runs the triage processor classified whose spans recorded no message content (no model messages, tool arguments or results: most instrumentations' default), over the selected range. Those are classified from span structure, status and error codes only, so more of them end up unknown.",
+			"percentunit",
+			fmt.Sprintf(`(sum(increase(%s[%s])) or vector(0)) / sum(increase(%s[%s]))`, metricRunsWithoutContent, wholeRange, metricRunsDecided, wholeRange),
+		).Span(8).Height(8))
 
 	// ---- Duration ----
 	b = b.WithRow(row(ids, "Run duration")).
