@@ -30,6 +30,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzBatchSplits$$' -fuzztime=$(FUZZTIME) ./guard
 	$(GO) test -run='^$$' -fuzz='^FuzzConsumeTraces$$' -fuzztime=$(FUZZTIME) ./processor/triageprocessor
 	$(GO) test -run='^$$' -fuzz='^FuzzConsumeLogs$$' -fuzztime=$(FUZZTIME) ./processor/triageprocessor
+	$(GO) test -run='^$$' -fuzz='^FuzzInFlightBatchSplits$$' -fuzztime=$(FUZZTIME) ./processor/triageprocessor
 	$(GO) test -run='^$$' -fuzz='^FuzzConsumeTraces$$' -fuzztime=$(FUZZTIME) ./connector/triageconnector
 
 # The shared fixtures and corpora: the first shared/ holding DESIGN.md found
@@ -99,7 +100,7 @@ COLLECTOR := $(BUILD_DIR)/collector/triage-otelcol
 # The collector compiles this module's non-test Go sources (through the
 # replace ocb writes), so any of them changing makes it stale.
 COLLECTOR_SRC := $(shell find . -name '*.go' -not -name '*_test.go' \
-	-not -path './_build/*' -not -path './bench/*' -not -path './dashboards/*' -not -path './e2e/*' -not -path './tools/*')
+	-not -path './_build/*' -not -path './bench/*' -not -path './dashboards/*' -not -path './e2e/*' -not -path './examples/*' -not -path './tools/*')
 
 # collector: build _build/collector/triage-otelcol from builder-config.yaml
 # (skipped when it is newer than its inputs).

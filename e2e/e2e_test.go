@@ -480,7 +480,7 @@ func collectorBinary(t *testing.T, repo string) string {
 // t0, or "" when there is none.
 func newerSource(t *testing.T, repo string, t0 time.Time) string {
 	t.Helper()
-	skip := map[string]bool{"_build": true, "bench": true, "e2e": true, "tools": true, ".git": true}
+	skip := map[string]bool{"_build": true, "bench": true, "e2e": true, "examples": true, "tools": true, ".git": true}
 	var newer string
 	err := filepath.WalkDir(repo, func(path string, d os.DirEntry, err error) error {
 		if err != nil || newer != "" {
@@ -511,13 +511,7 @@ func newerSource(t *testing.T, repo string, t0 time.Time) string {
 
 func buildTriageCLI(t *testing.T, repo, dir string) string {
 	t.Helper()
-	bin := filepath.Join(dir, "triage")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/triage")
-	cmd.Dir = repo
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building cmd/triage: %v\n%s", err, out)
-	}
-	return bin
+	return buildGoProgram(t, repo, dir, "./cmd/triage")
 }
 
 // ---- inputs ----

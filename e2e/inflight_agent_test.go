@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -75,6 +76,15 @@ func TestInFlightStopsARunningAgent(t *testing.T) {
 	for i := range max(runs, 1) {
 		latencies = append(latencies, runLoopingAgent(t, col, node, agentDir, harness, endpoint, secret, mockPort, runtimePort, fmt.Sprintf("conv-looping-agent-%d", i))...)
 	}
+	// Then one session whose webhook receiver is the Go example runtime
+	// (examples/runtime-receiver) as a sidecar on the same port: the agent
+	// registers its runs there and long-polls for what to do.
+	sidecar := buildGoProgram(t, repo, work, "./examples/runtime-receiver")
+	startProcessEnv(t, filepath.Join(work, "runtime-receiver.log"), []string{"TRIAGE_WEBHOOK_SECRET=" + secret},
+		sidecar, "--listen", fmt.Sprintf("127.0.0.1:%d", runtimePort))
+	waitListening(t, fmt.Sprintf("127.0.0.1:%d", runtimePort))
+	runLoopingAgent(t, col, node, agentDir, harness, endpoint, secret, mockPort, runtimePort, "conv-looping-agent-sidecar",
+		fmt.Sprintf("RUNTIME_URL=http://127.0.0.1:%d", runtimePort))
 	sort.Ints(latencies)
 	if n := len(latencies); n > 0 {
 		t.Logf("%d in-flight decisions: tripping span exported -> decision POST at the runtime: p50 %d ms, p99 %d ms, max %d ms",
@@ -85,7 +95,7 @@ func TestInFlightStopsARunningAgent(t *testing.T) {
 
 // runLoopingAgent runs the agent once (one session) and checks its three
 // attempts; it returns the latencies the runtime measured (ms).
-func runLoopingAgent(t *testing.T, col *collector, node, agentDir, harness, endpoint, secret string, mockPort, runtimePort int, session string) []int {
+func runLoopingAgent(t *testing.T, col *collector, node, agentDir, harness, endpoint, secret string, mockPort, runtimePort int, session string, env ...string) []int {
 	t.Helper()
 	const maxSteps = 40
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -95,6 +105,7 @@ func runLoopingAgent(t *testing.T, col *collector, node, agentDir, harness, endp
 	cmd.Env = append(os.Environ(), "HARNESS_DIR="+harness, fmt.Sprintf("MOCK_URL=http://127.0.0.1:%d", mockPort),
 		"OTLP_ENDPOINT="+endpoint, fmt.Sprintf("RUNTIME_PORT=%d", runtimePort), "WEBHOOK_SECRET="+secret,
 		"SESSION="+session, fmt.Sprintf("MAX_STEPS=%d", maxSteps), "TOOL_DELAY_MS=600", "MAX_ATTEMPTS=3")
+	cmd.Env = append(cmd.Env, env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -183,11 +194,18 @@ func harnessDir(t *testing.T, shared string) string {
 // startProcess starts a helper process, killed when the test ends.
 func startProcess(t *testing.T, logPath, bin string, args ...string) {
 	t.Helper()
+	startProcessEnv(t, logPath, nil, bin, args...)
+}
+
+// startProcessEnv is startProcess with variables added to the environment.
+func startProcessEnv(t *testing.T, logPath string, env []string, bin string, args ...string) {
+	t.Helper()
 	logf, err := os.Create(logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting %s: %v", bin, err)
@@ -197,6 +215,32 @@ func startProcess(t *testing.T, logPath, bin string, args ...string) {
 		_ = cmd.Wait()
 		logf.Close()
 	})
+}
+
+// buildGoProgram builds a main package of the repository into dir.
+func buildGoProgram(t *testing.T, repo, dir, pkg string) string {
+	t.Helper()
+	bin := filepath.Join(dir, filepath.Base(pkg))
+	cmd := exec.Command("go", "build", "-o", bin, pkg)
+	cmd.Dir = repo
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building %s: %v\n%s", pkg, err, out)
+	}
+	return bin
+}
+
+// waitListening waits until something accepts connections on addr.
+func waitListening(t *testing.T, addr string) {
+	t.Helper()
+	deadline := time.Now().Add(collectorStartTimeout)
+	for time.Now().Before(deadline) {
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			c.Close()
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("nothing listens on %s", addr)
 }
 
 func waitURL(t *testing.T, url string) {
