@@ -3,6 +3,7 @@ package classifier
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -102,5 +103,70 @@ func TestCheckYields(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// The result prefilters (jsonError's keys, placeholderValue's words) never
+// change an answer.
+func checkResultPrefilters(t *testing.T, s string) {
+	t.Helper()
+	if len(s) >= 2 && s[0] == '{' && len(s) <= maxResultJSON {
+		a, okA := jsonError(s)
+		b, okB := jsonErrorShape(s)
+		if a != b || okA != okB {
+			t.Errorf("jsonError(%q): prefiltered %+v/%v, full %+v/%v", s, a, okA, b, okB)
+		}
+	}
+	c := strings.TrimSpace(s)
+	if len(c) > maxPlaceholderScan {
+		c = c[:maxPlaceholderScan]
+	}
+	if len(c) >= 2 && (c[0] == '{' || c[0] == '[') && placeholderValue(s) != placeholderRe.MatchString(c) {
+		t.Errorf("placeholderValue(%q) differs from its expression", s)
+	}
+}
+
+var resultPrefilterCases = []string{
+	`{"error":"boom"}`, `{"errors":[{"m":1}],"data":null}`, `{"isError":true}`, `{"is_error":true}`, `{"message":"x","name":"TypeError"}`,
+	`{"detail":"d","stack":"s"}`, `{"reason":"r","status":"ERROR"}`, `{"\u0065rror":"escaped key"}`, `{"errorMessage":"m","type":"ValueError"}`,
+	`{"temperature":21,"city":"Paris"}`, `{"ok":true,"items":[1,2]}`, `{"a":undefined}`, `{"a": "NaN"}`, `[{"x":\"undefined\"}]`, `{"a":"undefinedness"}`,
+}
+
+func TestResultPrefilters(t *testing.T) {
+	for _, s := range resultPrefilterCases {
+		checkResultPrefilters(t, s)
+	}
+	for _, tc := range heldOutPhrasings {
+		checkResultPrefilters(t, tc.text)
+	}
+}
+
+func FuzzResultPrefilters(f *testing.F) {
+	for _, s := range resultPrefilterCases {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) { checkResultPrefilters(t, s) })
+}
+
+// The keys hold on non-ASCII text too (read on its ASCII letters), except
+// where the Kelvin sign or the long s could stand for k or s.
+func TestPrefilterNonASCII(t *testing.T) {
+	var texts []string
+	for _, tc := range heldOutPhrasings {
+		texts = append(texts, tc.text)
+	}
+	texts = append(texts, nearMisses...)
+	for _, s := range texts {
+		for _, v := range []string{"— " + s + " é", s + " ✗", strings.ReplaceAll(s, "k", "\u212a"), strings.ReplaceAll(s, "s", "\u017f")} {
+			a, okA := classifyTextWith(v, true)
+			b, okB := classifyTextWith(v, false)
+			if a != b || okA != okB {
+				t.Errorf("%q: prefilter %+v/%v, full %+v/%v", v, a, okA, b, okB)
+			}
+			checkMayClassifyAs(t, v)
+		}
+	}
+	if _, _, ok := prefilterText("invalid api \u212aey"); ok {
+		t.Error("the Kelvin sign folds to k: no prefilter is exact")
 	}
 }

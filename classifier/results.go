@@ -109,6 +109,14 @@ func jsonError(c string) (trajectory.ErrorInfo, bool) {
 	if len(c) < 2 || c[0] != '{' || len(c) > maxResultJSON {
 		return trajectory.ErrorInfo{}, false
 	}
+	if !mayBeJSONError(c) {
+		return trajectory.ErrorInfo{}, false
+	}
+	return jsonErrorShape(c)
+}
+
+// jsonErrorShape is jsonError without its prefilter.
+func jsonErrorShape(c string) (trajectory.ErrorInfo, bool) {
 	var obj map[string]json.RawMessage
 	if json.Unmarshal([]byte(c), &obj) != nil {
 		return trajectory.ErrorInfo{}, false
@@ -168,6 +176,24 @@ func jsonError(c string) (trajectory.ErrorInfo, bool) {
 		return withText(info, c), true
 	}
 	return trajectory.ErrorInfo{}, false
+}
+
+// mayBeJSONError is a necessary condition for jsonError: every error shape
+// has a key holding "rror" (error, errors, is_error, isError,
+// error_message, errorMessage) or a message key (message, detail, reason).
+// Keys are matched exactly, so without a backslash (an escaped key) they
+// appear literally in the text. Most tool results are data and fail it,
+// and are not decoded.
+func mayBeJSONError(c string) bool {
+	if strings.IndexByte(c, '\\') >= 0 {
+		return true
+	}
+	for _, k := range []string{"rror", "message", "detail", "reason"} {
+		if strings.Contains(c, k) {
+			return true
+		}
+	}
+	return false
 }
 
 // withText keeps the whole result as the message when the shape named no
@@ -239,6 +265,11 @@ func placeholderValue(content string) bool {
 		c = c[:maxPlaceholderScan]
 	}
 	if len(c) < 2 || (c[0] != '{' && c[0] != '[') {
+		return false
+	}
+	// Every match holds one of the two words: most results have neither,
+	// and the expression's leading class would be tried at every ':'.
+	if !strings.Contains(c, "undefined") && !strings.Contains(c, "NaN") {
 		return false
 	}
 	return placeholderRe.MatchString(c)

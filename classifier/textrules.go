@@ -343,13 +343,10 @@ func classifyTextWith(text string, prefilter bool) (finding, bool) {
 	if text == "" {
 		return finding{}, false
 	}
-	// Case folding in (?i) also matches a few non-ASCII letters (the
-	// Kelvin sign for k); the keyword test is exact for ASCII text only.
 	var lower string
-	if prefilter && isASCII(text) {
-		lower = strings.ToLower(text)
-	} else {
-		prefilter = false
+	alts := false
+	if prefilter {
+		lower, alts, prefilter = prefilterText(text)
 	}
 	for i := range textRules {
 		r := &textRules[i]
@@ -360,7 +357,7 @@ func classifyTextWith(text string, prefilter bool) (finding, bool) {
 			continue
 		}
 		var m []string
-		if prefilter && len(r.alts) > 0 {
+		if alts && len(r.alts) > 0 {
 			if !matchAny(r.alts, lower) {
 				continue
 			}
@@ -399,10 +396,10 @@ func mayClassifyAs(text string, types ...FailureType) bool {
 	if text == "" {
 		return false
 	}
-	if !isASCII(text) {
-		return true // the prefilters are exact on ASCII text only
+	lower, alts, ok := prefilterText(text)
+	if !ok {
+		return true
 	}
-	lower := strings.ToLower(text)
 	for i := range textRules {
 		r := &textRules[i]
 		if !slices.Contains(types, r.typ) && !slices.ContainsFunc(r.yields, func(t FailureType) bool { return slices.Contains(types, t) }) {
@@ -414,12 +411,41 @@ func mayClassifyAs(text string, types ...FailureType) bool {
 		if r.pre != nil && !r.pre(lower) {
 			continue
 		}
-		if len(r.alts) > 0 && !matchAny(r.alts, lower) {
+		if alts && len(r.alts) > 0 && !matchAny(r.alts, lower) {
 			continue
 		}
 		return true
 	}
 	return false
+}
+
+// prefilterText returns the lower-cased text the rules' prefilters read
+// (keys, pre), whether the compiled alternatives may be matched on it, and
+// ok false when no prefilter is exact on text. Case folding in (?i) maps
+// exactly two non-ASCII letters to ASCII ones, the Kelvin sign (k) and the
+// long s (s): in a text without them every ASCII letter a match needs is
+// an ASCII letter of the text, so the keys are found in the text with its
+// ASCII letters lowered. The alternatives, compiled for lower-cased ASCII
+// text, are used on ASCII text only.
+func prefilterText(text string) (lower string, alts, ok bool) {
+	if isASCII(text) {
+		return strings.ToLower(text), true, true
+	}
+	if strings.ContainsRune(text, '\u212a') || strings.ContainsRune(text, '\u017f') {
+		return "", false, false
+	}
+	return asciiLower(text), false, true
+}
+
+// asciiLower lowers the ASCII letters of s and leaves every other byte.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 func matchAny(alts []alternative, s string) bool {

@@ -277,6 +277,13 @@ func FuzzTextRules(f *testing.F) {
 		f.Add(s)
 	}
 	f.Add("\xff\xfe MCP error -32602: \x00 tool")
+	// Non-ASCII text: the keys are read on its ASCII letters, except with
+	// the two letters (?i) folds to ASCII ones.
+	f.Add("Unauthorized — invalid API \u212aey")
+	f.Add("Tool «refund» not found ✗")
+	f.Add("Rate limit exceeded — retry in 5 s ⏳")
+	f.Add("HTTP 503 — Service Unavailable ſ")
+	f.Add("Ungültiges Argument: 'city' is required (schema validation failed) é")
 	f.Fuzz(func(t *testing.T, s string) {
 		a, okA := classifyText(s)
 		b, okB := classifyText(s)

@@ -152,7 +152,7 @@ func lenientUnmarshal(data []byte, v any) bool {
 	// Message shapes, most of what Build decodes, have decoders of their
 	// own (msgdecode.go) with the same rules.
 	switch dst := v.(type) {
-	case *jsonMessage, *[]jsonMessage, *jsonPart, *[]jsonPart:
+	case *jsonMessage, *[]jsonMessage, *jsonPart, *[]jsonPart, *[]json.RawMessage, *[]string, *messagesWrapper:
 		text := strings.TrimSpace(string(data))
 		if !validJSON(text) {
 			return false
@@ -166,6 +166,12 @@ func lenientUnmarshal(data []byte, v any) bool {
 			decodePartJSON(text, dst)
 		case *[]jsonPart:
 			setSlice(dst, text, decodePartJSON)
+		case *[]json.RawMessage:
+			setSlice(dst, text, func(v string, r *json.RawMessage) { setRaw(r, v) })
+		case *[]string:
+			setSlice(dst, text, func(v string, e *string) { setString(e, v) })
+		case *messagesWrapper:
+			decodeMessagesWrapperJSON(text, dst)
 		}
 		return true
 	}
@@ -186,15 +192,15 @@ func rawJSONText(r json.RawMessage) string {
 		return ""
 	}
 	if r[0] == '"' {
-		s, ok := plainJSONString(r)
-		if !ok && json.Unmarshal(r, &s) != nil {
+		s, ok := decodeJSONString(string(r))
+		if !ok {
 			return string(r)
 		}
 		// Some instrumentations encode a JSON string twice
 		// ("\"{\\\"city\\\": ...}\""): unwrap a bounded number of levels.
 		for depth := 0; depth < 2 && len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"'; depth++ {
-			var inner string
-			if json.Unmarshal([]byte(s), &inner) != nil {
+			inner, ok := decodeJSONString(s)
+			if !ok {
 				break
 			}
 			s = inner

@@ -145,6 +145,12 @@ func decodeMessages(s string) []message {
 	return out
 }
 
+// messagesWrapper is {"messages": [...]}, a wrapper some instrumentations
+// record a message list in.
+type messagesWrapper struct {
+	Messages json.RawMessage `json:"messages"`
+}
+
 func unwrapMessageList(r json.RawMessage, depth int) []json.RawMessage {
 	r = trimJSON(r)
 	if len(r) == 0 || depth > 3 {
@@ -152,9 +158,7 @@ func unwrapMessageList(r json.RawMessage, depth int) []json.RawMessage {
 	}
 	switch r[0] {
 	case '{':
-		var w struct {
-			Messages json.RawMessage `json:"messages"`
-		}
+		var w messagesWrapper
 		if lenientUnmarshal(r, &w) && len(w.Messages) > 0 {
 			return unwrapMessageList(w.Messages, depth+1)
 		}

@@ -3,6 +3,8 @@ package trajectory
 import (
 	"encoding/json"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // Message lists are most of what Build decodes. encoding/json reads them by
@@ -78,10 +80,112 @@ func jsonStringText(lit string) string {
 	if s, ok := plainJSONString([]byte(lit)); ok {
 		return s
 	}
-	var s string
-	_ = json.Unmarshal([]byte(lit), &s)
-	return s
+	return unquoteJSON(lit)
 }
+
+// decodeJSONString decodes s when it is exactly one JSON string literal
+// (json.Unmarshal into a string, without the reflection).
+func decodeJSONString(s string) (string, bool) {
+	sc := jsonScanner{s: s}
+	if !sc.at('"') || !sc.str() || sc.i != len(s) {
+		return "", false
+	}
+	return jsonStringText(s), true
+}
+
+// unquoteJSON decodes a valid JSON string literal as encoding/json does:
+// escapes resolved, a \u escape of half a surrogate pair and bytes that
+// are not UTF-8 replaced by U+FFFD.
+func unquoteJSON(lit string) string {
+	in := lit[1 : len(lit)-1]
+	b := make([]byte, 0, len(in)+utf8.UTFMax)
+	for i := 0; i < len(in); {
+		c := in[i]
+		switch {
+		case c == '\\':
+			i++
+			switch in[i] {
+			case 'b':
+				b = append(b, '\b')
+			case 'f':
+				b = append(b, '\f')
+			case 'n':
+				b = append(b, '\n')
+			case 'r':
+				b = append(b, '\r')
+			case 't':
+				b = append(b, '\t')
+			case 'u':
+				r := hex4(in[i+1:])
+				i += 5
+				if utf16.IsSurrogate(r) {
+					if i+6 <= len(in) && in[i] == '\\' && in[i+1] == 'u' {
+						if dec := utf16.DecodeRune(r, hex4(in[i+2:])); dec != utf8.RuneError {
+							b = utf8.AppendRune(b, dec)
+							i += 6
+							continue
+						}
+					}
+					r = utf8.RuneError
+				}
+				b = utf8.AppendRune(b, r)
+				continue
+			default: // '"', '\\', '/'
+				b = append(b, in[i])
+			}
+			i++
+		case c < utf8.RuneSelf:
+			b = append(b, c)
+			i++
+		default:
+			r, size := utf8.DecodeRuneInString(in[i:])
+			if r == utf8.RuneError && size == 1 {
+				b = utf8.AppendRune(b, utf8.RuneError)
+			} else {
+				b = append(b, in[i:i+size]...)
+			}
+			i += size
+		}
+	}
+	return string(b)
+}
+
+// hex4 is the value of the four hex digits at the start of s (-1 when they
+// are not).
+func hex4(s string) rune {
+	if len(s) < 4 {
+		return -1
+	}
+	var r rune
+	for _, c := range []byte(s[:4]) {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return -1
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}
+
+// decodeMessagesWrapperJSON decodes the valid JSON value v into w.
+func decodeMessagesWrapperJSON(v string, w *messagesWrapper) {
+	if jsonKind(v) != '{' {
+		return
+	}
+	eachMember(v, func(key, val string) {
+		if fieldIndex(key, messagesWrapperFields) == 0 {
+			setRaw(&w.Messages, val)
+		}
+	})
+}
+
+var messagesWrapperFields = []string{"messages"}
 
 // fieldIndex returns the index of the field name matching key as
 // encoding/json matches it, or -1.

@@ -39,11 +39,32 @@ func checkMessageDecode(t *testing.T, s string) {
 		}
 	}
 	// And through lenientUnmarshal, which dispatches to them.
-	var pa, pb []jsonPart
-	if stdLenient([]byte(s), &pa) {
-		if !lenientUnmarshal([]byte(s), &pb) || !reflect.DeepEqual(pa, pb) {
-			t.Fatalf("parts %q:\nencoding/json %#v\nscanner       %#v", s, pa, pb)
-		}
+	checkLenient[[]jsonPart](t, s)
+	checkLenient[[]json.RawMessage](t, s)
+	checkLenient[[]string](t, s)
+	checkLenient[messagesWrapper](t, s)
+}
+
+// checkLenient decodes the valid JSON s into a T with encoding/json
+// (leniently) and with lenientUnmarshal, and compares.
+func checkLenient[T any](t *testing.T, s string) {
+	t.Helper()
+	var a, b T
+	if stdLenient([]byte(s), &a) != lenientUnmarshal([]byte(s), &b) || !reflect.DeepEqual(a, b) {
+		t.Fatalf("%T %q:\nencoding/json %#v\nscanner       %#v", a, s, a, b)
+	}
+}
+
+// checkStringDecode compares decodeJSONString with json.Unmarshal into a
+// string, on any text.
+func checkStringDecode(t *testing.T, s string) {
+	t.Helper()
+	got, ok := decodeJSONString(s)
+	var want string
+	err := json.Unmarshal([]byte(s), &want)
+	// It takes exactly one literal: no white space around it.
+	if ok != (err == nil && strings.HasPrefix(s, `"`) && strings.HasSuffix(s, `"`)) || (ok && got != want) {
+		t.Fatalf("%q: decodeJSONString %q %v, encoding/json %q (%v)", s, got, ok, want, err)
 	}
 }
 
@@ -54,13 +75,29 @@ var messageDecodeCases = []string{
 	`{"tool_calls":[{"id":"c","function":{"name":"f","arguments":"{}"},"args":null}]}`, `{"additional_kwargs":{"tool_calls":[{"id":"a"}]},"response_metadata":{"finish_reason":"stop"}}`,
 	`{"additional_kwargs":[],"response_metadata":"x"}`, `{"lc":1,"id":["a","ToolMessage"],"kwargs":{"content":"r"}}`, `{"name":"a\u00e9\n\"b","status":"\ud800"}`,
 	"{\"role\":\"\xff\"}", `{"rolE":"x","toolcallid":"y","tool_call_ID":"z"}`, `[{"role":"a"},{"role":"b","parts":[{"toolCallId":"t","toolcallid":"u"}]}]`,
-	`{"\u0072ole":"escaped key"}`, `{"role":"K","kind":"Kelvin K"}`, `[1,"x",null,{}]`, `"string"`, `null`, `{"parts":[{"output":{"type":"error-text","value":"boom"}}]}`,
+	`{"\u0072ole":"escaped key"}`, `{"messages":[{"role":"user"}],"Messages":null}`, `{"MESSAGES":[[1]]}`, `[" a ",{"x":1}, null ,[2]]`, `["a\tb","\ud83d\ude00","\ud83dx","\udc00\ud800","\/"]`, `{"role":"K","kind":"Kelvin K"}`, `[1,"x",null,{}]`, `"string"`, `null`, `{"parts":[{"output":{"type":"error-text","value":"boom"}}]}`,
 }
 
 func TestMessageDecodeMatchesEncodingJSON(t *testing.T) {
 	for _, s := range messageDecodeCases {
 		checkMessageDecode(t, s)
 	}
+}
+
+var stringDecodeCases = []string{`"abc"`, `"a\"b\\c\/d\b\f\n\r\t"`, `"\u00e9\u00E9"`, `"\ud83d\ude00"`, `"\ud83d"`, `"\ud83d\u0041"`,
+	`"\ude00\ud83d"`, `"\ud83d\ud83d\ude00"`, "\"\xff\xfe a\"", "\"\xe2\x82\"", `""`, `"`, `"a" `, ` "a"`, `"a\x"`, "\"tab\t\"", `"\u12"`, `"é"`, `"\"`}
+
+func TestStringDecodeMatchesEncodingJSON(t *testing.T) {
+	for _, s := range stringDecodeCases {
+		checkStringDecode(t, s)
+	}
+}
+
+func FuzzStringDecode(f *testing.F) {
+	for _, s := range stringDecodeCases {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) { checkStringDecode(t, s) })
 }
 
 func FuzzMessageDecode(f *testing.F) {
