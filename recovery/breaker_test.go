@@ -5,6 +5,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/triage-otel/triage/recovery/internal/breaker"
+	"github.com/triage-otel/triage/recovery/internal/fakeclock"
+	"github.com/triage-otel/triage/recovery/internal/store"
 )
 
 const breakerPolicy = `
@@ -20,10 +24,10 @@ history:
   reset_on_success: false
 `
 
-func breakerState(t *testing.T, s Store, key string) BreakerState {
+func breakerState(t *testing.T, s store.Store, key string) breaker.State {
 	t.Helper()
-	var st BreakerState
-	if err := s.UpdateBreaker(context.Background(), key, func(b *BreakerState) bool { st = *b; return false }); err != nil {
+	var st breaker.State
+	if err := s.UpdateBreaker(context.Background(), key, func(b *breaker.State) bool { st = *b; return false }); err != nil {
 		t.Fatal(err)
 	}
 	return st
@@ -36,28 +40,28 @@ func TestBreakerTransitions(t *testing.T) {
 
 	// CLOSED: failures below the threshold pass to the inner strategy;
 	// failures older than the window do not count.
-	if d := fail("a"); d.Action.Kind != ActionRetry || d.Breaker.State != BreakerClosed {
+	if d := fail("a"); d.Action.Kind != ActionRetry || d.Breaker.State != string(breaker.Closed) {
 		t.Fatalf("closed: %+v", d)
 	}
 	clock.Advance(61 * time.Second)
 	fail("b")
-	if d := fail("c"); d.Action.Kind != ActionRetry || d.Breaker.State != BreakerClosed {
+	if d := fail("c"); d.Action.Kind != ActionRetry || d.Breaker.State != string(breaker.Closed) {
 		t.Fatalf("the first failure left the window; still closed: %+v", d.Breaker)
 	}
 	// The third failure within the window opens the breaker.
 	d := fail("d")
-	if d.Action.Kind != ActionEscalate || d.Breaker.State != BreakerOpen || d.Policy != "external_fault:circuit_breaker" {
+	if d.Action.Kind != ActionEscalate || d.Breaker.State != string(breaker.Open) || d.Policy != "external_fault:circuit_breaker" {
 		t.Fatalf("threshold reached: want open escalate, got %+v %s", d.Action, d.Policy)
 	}
 	// OPEN: denied until the cooldown has elapsed.
 	clock.Advance(29 * time.Second)
-	if d := fail("e"); d.Action.Kind != ActionEscalate || d.Breaker.State != BreakerOpen {
+	if d := fail("e"); d.Action.Kind != ActionEscalate || d.Breaker.State != string(breaker.Open) {
 		t.Fatalf("within cooldown: %+v", d.Breaker)
 	}
 	// HALF_OPEN: the first failure after the cooldown is the one probe...
 	clock.Advance(time.Second)
 	probe := fail("probe-session")
-	if probe.Action.Kind != ActionRetry || probe.Breaker.State != BreakerHalfOpen || !probe.Breaker.Probe {
+	if probe.Action.Kind != ActionRetry || probe.Breaker.State != string(breaker.HalfOpen) || !probe.Breaker.Probe {
 		t.Fatalf("after cooldown: want the probe, got %+v %+v", probe.Action, probe.Breaker)
 	}
 	// ...every other session gets the open-path answer...
@@ -65,7 +69,7 @@ func TestBreakerTransitions(t *testing.T) {
 		t.Fatalf("second caller while half-open: %+v %+v", d.Action, d.Breaker)
 	}
 	// ...and a failure of the probe's own session means the probe failed.
-	if d := fail("probe-session"); d.Breaker.State != BreakerOpen || d.Action.Kind != ActionEscalate {
+	if d := fail("probe-session"); d.Breaker.State != string(breaker.Open) || d.Action.Kind != ActionEscalate {
 		t.Fatalf("probe failed: want open again, got %+v", d.Breaker)
 	}
 	clock.Advance(30 * time.Second)
@@ -76,10 +80,10 @@ func TestBreakerTransitions(t *testing.T) {
 	if err := e.RecordSuccess(context.Background(), SuccessInput{SessionID: "probe-2"}); err != nil {
 		t.Fatal(err)
 	}
-	if st := breakerState(t, e.store, "upstream"); st.phase() != BreakerClosed || len(st.Failures) != 0 {
+	if st := breakerState(t, e.store, "upstream"); st.Current() != breaker.Closed || len(st.Failures) != 0 {
 		t.Fatalf("after success: %+v", st)
 	}
-	if d := fail("f"); d.Action.Kind != ActionRetry || d.Breaker.State != BreakerClosed {
+	if d := fail("f"); d.Action.Kind != ActionRetry || d.Breaker.State != string(breaker.Closed) {
 		t.Fatalf("closed again: %+v", d.Breaker)
 	}
 }
@@ -96,13 +100,13 @@ func TestBreakerLostProbeIsReplaced(t *testing.T) {
 	}
 	// The probe never reports; after another cooldown a new one is admitted.
 	clock.Advance(30 * time.Second)
-	if d := decide(t, e, input("external_fault", "p2")); !d.Breaker.Probe || d.Breaker.State != BreakerHalfOpen {
+	if d := decide(t, e, input("external_fault", "p2")); !d.Breaker.Probe || d.Breaker.State != string(breaker.HalfOpen) {
 		t.Fatalf("lost probe: %+v", d.Breaker)
 	}
 }
 
 // openBreaker drives the breaker of e to OPEN and past its cooldown.
-func openBreaker(t *testing.T, e *Engine, clock *fakeClock) {
+func openBreaker(t *testing.T, e *Engine, clock *fakeclock.Clock) {
 	t.Helper()
 	for _, s := range []string{"a", "b", "c"} {
 		decide(t, e, input("external_fault", s))
@@ -181,7 +185,7 @@ policy:
 	if d.Action.Kind != ActionFallback || d.Action.Target != "tool:cache" || d.Policy != "external_fault.fallback:fallback" {
 		t.Fatalf("breaker open: want fallback, got %+v %s", d.Action, d.Policy)
 	}
-	if d.Breaker == nil || d.Breaker.State != BreakerOpen || d.Breaker.Key != "external_fault.primary|tool=payments" {
+	if d.Breaker == nil || d.Breaker.State != string(breaker.Open) || d.Breaker.Key != "external_fault.primary|tool=payments" {
 		t.Fatalf("breaker report: %+v", d.Breaker)
 	}
 	// A success of a run that used the tool closes a half-open breaker of that tool only.
@@ -190,11 +194,11 @@ policy:
 		t.Fatalf("want probe: %+v", d.Breaker)
 	}
 	_ = e.RecordSuccess(context.Background(), SuccessInput{Tools: []string{"search"}})
-	if st := breakerState(t, e.store, "external_fault.primary|tool=payments"); st.phase() != BreakerHalfOpen {
+	if st := breakerState(t, e.store, "external_fault.primary|tool=payments"); st.Current() != breaker.HalfOpen {
 		t.Fatalf("a success on another tool must not close it: %+v", st)
 	}
 	_ = e.RecordSuccess(context.Background(), SuccessInput{Tools: []string{"payments"}})
-	if st := breakerState(t, e.store, "external_fault.primary|tool=payments"); st.phase() != BreakerClosed {
+	if st := breakerState(t, e.store, "external_fault.primary|tool=payments"); st.Current() != breaker.Closed {
 		t.Fatalf("success on the tool closes it: %+v", st)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/triage-otel/triage/recovery/internal/store"
 )
 
 // Policy paths of the session caps, as the decision's policy names them.
@@ -15,7 +17,7 @@ const (
 // sessionCap escalates a failure of a session past one of its caps across
 // failure types: more failures than max_total_attempts, or recovering for
 // longer than max_recovery_duration since the session's first failure.
-func (e *Engine) sessionCap(counts Attempts, now time.Time) (Result, bool) {
+func (e *Engine) sessionCap(counts store.Attempts, now time.Time) (Result, bool) {
 	if m := e.maxTotalAttempts; m > 0 && counts.Total > m {
 		return Result{
 			Action: Action{Kind: ActionEscalate,

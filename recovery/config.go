@@ -1,6 +1,7 @@
 package recovery
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"github.com/triage-otel/triage/classifier"
+	"github.com/triage-otel/triage/recovery/internal/breaker"
+	"github.com/triage-otel/triage/recovery/internal/strategy"
 )
 
 // Config is the recovery section of the collector config. It is made of
@@ -275,7 +278,7 @@ func retriesIn(c StrategyConfig) (string, bool) {
 }
 
 // buildPolicy validates the config and builds the policy.
-func (c *Config) buildPolicy() (*Policy, error) {
+func (c *Config) buildPolicy() (*policy, error) {
 	entries := map[string]StrategyConfig{}
 	if !c.DisableDefaultPolicy {
 		for k, v := range DefaultPolicy() {
@@ -297,7 +300,7 @@ func (c *Config) buildPolicy() (*Policy, error) {
 		}
 	}
 	b := &builder{breakers: map[string]breakerDecl{}}
-	p := &Policy{entries: map[string]Strategy{}}
+	p := &policy{entries: map[string]Strategy{}}
 	keys := make([]string, 0, len(entries))
 	for k := range entries {
 		keys = append(keys, k)
@@ -331,20 +334,20 @@ func (c *Config) buildPolicy() (*Policy, error) {
 		return nil, errors.Join(errs...)
 	}
 	if _, ok := p.entries[DefaultEntry]; !ok {
-		p.entries[DefaultEntry] = Escalate{}
+		p.entries[DefaultEntry] = strategy.Escalate{}
 	}
 	if _, ok := p.entries[NonIdempotentEntry]; !ok {
-		p.entries[NonIdempotentEntry] = Escalate{}
+		p.entries[NonIdempotentEntry] = strategy.Escalate{}
 	}
 	for _, d := range b.order {
-		p.breakers = append(p.breakers, b.breakers[d].strategy)
+		p.breakers = append(p.breakers, b.breakers[d].cb)
 	}
 	return p, nil
 }
 
 type breakerDecl struct {
-	path     string
-	strategy CircuitBreaker
+	path string
+	cb   strategy.CircuitBreaker
 }
 
 type builder struct {
@@ -391,7 +394,7 @@ func (b *builder) buildAt(path string, c StrategyConfig, depth int) (Strategy, e
 	}
 	switch c.Kind {
 	case "retry_with_tool_manifest":
-		return RetryWithToolManifest{Max: c.MaxAttempts, Hint: c.Hint}, nil
+		return strategy.RetryWithToolManifest{Max: c.MaxAttempts, Hint: c.Hint}, nil
 	case "backoff_and_retry":
 		if c.BaseDelay < 0 {
 			errs = append(errs, fmt.Errorf("%s.base_delay: must not be negative", where))
@@ -408,27 +411,27 @@ func (b *builder) buildAt(path string, c StrategyConfig, depth int) (Strategy, e
 		if len(errs) > 0 {
 			return nil, errors.Join(errs...)
 		}
-		return BackoffAndRetry{Max: c.MaxAttempts, BaseDelay: c.BaseDelay, MaxDelay: c.MaxDelay,
+		return strategy.BackoffAndRetry{Max: c.MaxAttempts, BaseDelay: c.BaseDelay, MaxDelay: c.MaxDelay,
 			Multiplier: c.Multiplier, Jitter: c.Jitter, Hint: c.Hint}, nil
 	case "replan":
-		return Replan{Max: c.MaxAttempts, Hint: c.Hint}, nil
+		return strategy.Replan{Max: c.MaxAttempts, Hint: c.Hint}, nil
 	case "resume_from_subgoal":
-		return ResumeFromSubgoal{Max: c.MaxAttempts, Subgoal: c.Subgoal, Hint: c.Hint, RequireSubgoal: c.RequireSubgoal}, nil
+		return strategy.ResumeFromSubgoal{Max: c.MaxAttempts, Subgoal: c.Subgoal, Hint: c.Hint, RequireSubgoal: c.RequireSubgoal}, nil
 	case "rollback_to_checkpoint":
-		return RollbackToCheckpoint{Max: c.MaxAttempts, CheckpointID: c.CheckpointID, Hint: c.Hint}, nil
+		return strategy.RollbackToCheckpoint{Max: c.MaxAttempts, CheckpointID: c.CheckpointID, Hint: c.Hint}, nil
 	case "fallback":
-		return Fallback{Max: c.MaxAttempts, Target: c.Target, Hint: c.Hint}, nil
+		return strategy.Fallback{Max: c.MaxAttempts, Target: c.Target, Hint: c.Hint}, nil
 	case "suspend":
-		return Suspend{Max: c.MaxAttempts, Reason: c.Reason}, nil
+		return strategy.Suspend{Max: c.MaxAttempts, Reason: c.Reason}, nil
 	case "escalate":
-		return Escalate{Reason: c.Reason}, nil
+		return strategy.Escalate{Reason: c.Reason}, nil
 	case "abort":
-		return Abort{Reason: c.Reason}, nil
+		return strategy.Abort{Reason: c.Reason}, nil
 	case "sequence":
 		if len(c.Steps) == 0 {
 			return nil, fmt.Errorf("%s.steps: a sequence needs at least one step", where)
 		}
-		seq := Sequence{}
+		seq := strategy.Sequence{}
 		for i, st := range c.Steps {
 			s, err := b.buildAt(fmt.Sprintf("%s.steps[%d]", path, i), st, depth+1)
 			if err != nil {
@@ -456,7 +459,7 @@ func (b *builder) buildAt(path string, c StrategyConfig, depth int) (Strategy, e
 		if err := errors.Join(perr, ferr); err != nil {
 			return nil, err
 		}
-		return Chain{Primary: p, Fallback: f}, nil
+		return strategy.Chain{Primary: p, Fallback: f}, nil
 	case "circuit_breaker":
 		return b.buildBreaker(path, where, c, depth)
 	}
@@ -478,7 +481,7 @@ func (b *builder) buildBreaker(path, where string, c StrategyConfig, depth int) 
 		errs = append(errs, fmt.Errorf("%s.cooldown: must not be negative", where))
 	}
 	switch c.Scope {
-	case "", ScopeGlobal, ScopeService, ScopeAgent, ScopeTool:
+	case "", breaker.ScopeGlobal, breaker.ScopeService, breaker.ScopeAgent, breaker.ScopeTool:
 	default:
 		errs = append(errs, fmt.Errorf("%s.scope: unknown scope %q (want global, service, agent or tool)", where, c.Scope))
 	}
@@ -498,31 +501,24 @@ func (b *builder) buildBreaker(path, where string, c StrategyConfig, depth int) 
 	if name == "" {
 		name = path
 	}
-	cb := CircuitBreaker{
+	cb := strategy.CircuitBreaker{
 		Name: name,
-		Settings: BreakerSettings{
-			Threshold: orDefault(c.FailureThreshold, 5),
-			Window:    orDefaultDuration(c.Window, time.Minute),
-			Cooldown:  orDefaultDuration(c.Cooldown, 30*time.Second),
+		Settings: breaker.Settings{
+			Threshold: cmp.Or(c.FailureThreshold, 5),
+			Window:    cmp.Or(c.Window, time.Minute),
+			Cooldown:  cmp.Or(c.Cooldown, 30*time.Second),
 		},
 		Scope:      c.Scope,
 		OpenAction: ActionKind(c.OpenAction),
 		Inner:      inner,
 	}
 	if prev, ok := b.breakers[name]; ok {
-		if prev.strategy.Settings != cb.Settings || normScope(prev.strategy.Scope) != normScope(cb.Scope) {
+		if prev.cb.Settings != cb.Settings || breaker.NormScope(prev.cb.Scope) != breaker.NormScope(cb.Scope) {
 			return nil, fmt.Errorf("%s.name: breaker %q is declared at policy.%s with other settings", where, name, prev.path)
 		}
 	} else {
-		b.breakers[name] = breakerDecl{path: path, strategy: cb}
+		b.breakers[name] = breakerDecl{path: path, cb: cb}
 		b.order = append(b.order, name)
 	}
 	return cb, nil
-}
-
-func normScope(s string) string {
-	if s == "" {
-		return ScopeGlobal
-	}
-	return s
 }

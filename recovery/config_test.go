@@ -127,7 +127,7 @@ history:
 	if len(p.breakers) != 1 || p.breakers[0].Name != "upstream" || p.breakers[0].Settings.Threshold != 3 {
 		t.Errorf("breakers: %+v", p.breakers)
 	}
-	if _, s := p.Lookup("external_fault"); s.MaxAttempts() != 4 {
+	if _, s := p.lookup("external_fault"); s.MaxAttempts() != 4 {
 		t.Errorf("chain budget %d, want 3+1", s.MaxAttempts())
 	}
 }
@@ -139,7 +139,7 @@ func TestDefaultPolicyIsValid(t *testing.T) {
 	}
 	p, _ := cfg.buildPolicy()
 	for _, k := range policyKeys() {
-		if entry, _ := p.Lookup(k); entry != k {
+		if entry, _ := p.lookup(k); entry != k {
 			t.Errorf("default policy has no entry for %s", k)
 		}
 	}

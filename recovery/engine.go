@@ -12,15 +12,18 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/triage-otel/triage/classifier"
+	"github.com/triage-otel/triage/recovery/internal/breaker"
+	"github.com/triage-otel/triage/recovery/internal/store"
+	"github.com/triage-otel/triage/recovery/internal/strategy"
 )
 
 // Engine decides recovery actions: policy × attempt history × breakers.
 // It is safe for concurrent use.
 type Engine struct {
-	policy         *Policy
-	store          Store
-	memory         *MemoryStore
-	failover       *FailoverStore
+	policy         *policy
+	store          store.Store
+	memory         *store.Memory
+	failover       *store.Failover
 	clock          Clock
 	resetOnSuccess bool
 	rand           func() float64
@@ -37,18 +40,14 @@ type Option func(*engineOptions)
 
 type engineOptions struct {
 	clock      Clock
-	store      Store
 	onDegraded func(op string, err error)
 	rand       func() float64
-	policy     *Policy
+	strategies map[string]Strategy
 	redactor   *Redactor
 }
 
 // WithClock sets the clock (tests).
 func WithClock(c Clock) Option { return func(o *engineOptions) { o.clock = c } }
-
-// WithStore replaces the store built from the config.
-func WithStore(s Store) Option { return func(o *engineOptions) { o.store = s } }
 
 // WithOnDegraded is called for every store call served from memory because
 // Redis failed or timed out; a processor turns it into telemetry.
@@ -59,8 +58,17 @@ func WithOnDegraded(f func(op string, err error)) Option {
 // WithRand sets the source of jitter, a function returning [0, 1).
 func WithRand(f func() float64) Option { return func(o *engineOptions) { o.rand = f } }
 
-// WithPolicy replaces the policy built from the config (strategies composed in Go).
-func WithPolicy(p *Policy) Option { return func(o *engineOptions) { o.policy = p } }
+// WithStrategy makes s answer the failures of a policy entry (a failure
+// type, DefaultEntry or NonIdempotentEntry) in place of the strategy the
+// config declares: the extension point for strategies written in Go.
+func WithStrategy(entry string, s Strategy) Option {
+	return func(o *engineOptions) {
+		if o.strategies == nil {
+			o.strategies = map[string]Strategy{}
+		}
+		o.strategies[entry] = s
+	}
+}
 
 // WithRedactor replaces the redactor applied to the free text (reasons)
 // that the decision copies from its input.
@@ -81,15 +89,17 @@ func New(cfg Config, opts ...Option) (*Engine, error) {
 		return nil, err
 	}
 	patterns, _ := compileToolPatterns(cfg.NonIdempotentTools)
-	policy := o.policy
-	if policy == nil {
-		var err error
-		if policy, err = cfg.buildPolicy(); err != nil {
-			return nil, err
+	pol, err := cfg.buildPolicy()
+	if err != nil {
+		return nil, err
+	}
+	for entry, s := range o.strategies {
+		if s != nil {
+			pol.set(entry, s)
 		}
 	}
 	if o.clock == nil {
-		o.clock = systemClock{}
+		o.clock = store.SystemClock{}
 	}
 	if o.rand == nil {
 		o.rand = rand.Float64
@@ -98,7 +108,7 @@ func New(cfg Config, opts ...Option) (*Engine, error) {
 		o.redactor = NewRedactor(RedactorOptions{})
 	}
 	e := &Engine{
-		policy:         policy,
+		policy:         pol,
 		clock:          o.clock,
 		resetOnSuccess: cfg.History.ResetOnSuccess,
 		rand:           o.rand,
@@ -113,57 +123,62 @@ func New(cfg Config, opts ...Option) (*Engine, error) {
 		},
 	}
 	h := cfg.History
-	switch {
-	case o.store != nil:
-		e.store = o.store
-	default:
-		e.memory = NewMemoryStore(MemoryStoreOptions{
-			SessionTTL: h.TTL, MaxSessions: h.MaxSessions,
-			BreakerTTL: h.BreakerTTL, MaxBreakers: h.MaxBreakers, Clock: o.clock,
-		})
-		e.store = e.memory
-		if h.Redis.Endpoint != "" {
-			e.failover = &FailoverStore{
-				Primary: NewRedisStore(RedisStoreOptions{
-					Endpoint: h.Redis.Endpoint, Username: h.Redis.Username, Password: string(h.Redis.Password),
-					DB: h.Redis.DB, KeyPrefix: h.Redis.KeyPrefix, Timeout: h.Redis.Timeout,
-					SessionTTL: h.TTL, BreakerTTL: h.BreakerTTL,
-				}),
-				Fallback:        e.memory,
-				Timeout:         h.Redis.Timeout,
-				RecheckInterval: h.Redis.RecheckInterval,
-				Clock:           o.clock,
-				OnDegraded:      o.onDegraded,
-			}
-			e.store = e.failover
+	e.memory = store.NewMemory(store.MemoryOptions{
+		SessionTTL: h.TTL, MaxSessions: h.MaxSessions,
+		BreakerTTL: h.BreakerTTL, MaxBreakers: h.MaxBreakers, Clock: o.clock,
+	})
+	e.store = e.memory
+	if h.Redis.Endpoint != "" {
+		e.failover = &store.Failover{
+			Primary: store.NewRedis(store.RedisOptions{
+				Endpoint: h.Redis.Endpoint, Username: h.Redis.Username, Password: string(h.Redis.Password),
+				DB: h.Redis.DB, KeyPrefix: h.Redis.KeyPrefix, Timeout: h.Redis.Timeout,
+				SessionTTL: h.TTL, BreakerTTL: h.BreakerTTL,
+			}),
+			Fallback:        e.memory,
+			Timeout:         h.Redis.Timeout,
+			RecheckInterval: h.Redis.RecheckInterval,
+			Clock:           o.clock,
+			OnDegraded:      o.onDegraded,
 		}
+		e.store = e.failover
 	}
 	return e, nil
 }
 
 // Stats are the engine's counters, for telemetry.
 type Stats struct {
-	Memory   MemoryStats
-	Failover FailoverStats // zero without Redis
+	Sessions        int   // sessions held in memory now
+	SessionsEvicted int64 // dropped by history.max_sessions (LRU)
+	SessionsExpired int64 // dropped by history.ttl
+	UsageEvicted    int64 // session usage dropped by history.max_sessions
+	Breakers        int   // breaker states held in memory now
+	BreakersEvicted int64 // dropped by history.max_breakers
+
+	// Degraded counts store calls served from memory because Redis failed
+	// or timed out (0 without Redis); RedisFailures the calls on which Redis
+	// failed or timed out; RedisDown is set while Redis is being left alone.
+	Degraded      int64
+	RedisFailures int64
+	RedisDown     bool
 }
 
 // Stats returns the engine's counters.
 func (e *Engine) Stats() Stats {
-	var s Stats
-	if e.memory != nil {
-		s.Memory = e.memory.Stats()
+	m := e.memory.Stats()
+	s := Stats{
+		Sessions: m.Sessions, SessionsEvicted: m.SessionsEvicted, SessionsExpired: m.SessionsExpired,
+		UsageEvicted: m.UsageEvicted, Breakers: m.Breakers, BreakersEvicted: m.BreakersEvicted,
 	}
 	if e.failover != nil {
-		s.Failover = e.failover.Stats()
+		f := e.failover.Stats()
+		s.Degraded, s.RedisFailures, s.RedisDown = f.Degraded, f.PrimaryFailure, f.PrimaryDown
 	}
 	return s
 }
 
 // Close releases the store (the Redis connections).
 func (e *Engine) Close() error { return e.store.Close() }
-
-// Policy returns the engine's policy.
-func (e *Engine) Policy() *Policy { return e.policy }
 
 // Decide records the failure in the session's history and returns the
 // decision for it. A final decision whose run already had an in-flight
@@ -177,9 +192,9 @@ func (e *Engine) Decide(ctx context.Context, in Input) (Decision, error) {
 	if d, ok := e.reuseInFlight(in); ok {
 		return d, nil
 	}
-	path, strategy, isGuard := e.policy.lookupGuard(in.Guard)
+	path, strat, isGuard := e.policy.lookupGuard(in.Guard)
 	if !isGuard {
-		path, strategy = e.policy.Lookup(in.FailureType)
+		path, strat = e.policy.lookup(in.FailureType)
 	}
 	now := e.clock.Now()
 	counts, err := e.store.Attempt(ctx, in.SessionID, in.FailureType, now)
@@ -191,19 +206,19 @@ func (e *Engine) Decide(ctx context.Context, in Input) (Decision, error) {
 		return Decision{}, fmt.Errorf("recovery history: %w", err)
 	}
 	attempt := counts.Type
-	env := &Env{Ctx: ctx, Input: in, Now: now, store: e.store, rand: e.rand}
-	budget := strategy.MaxAttempts()
+	env := strategy.WithRuntime(envOf(in, now), e.store, e.rand)
+	budget := strat.MaxAttempts()
 	var res Result
 	if capped, ok := e.sessionCap(counts, now); ok {
 		res = capped
 	} else if attempt > budget {
-		res = exhaustedResult(path, attempt, budget, in.FailureType)
-	} else if res, err = strategy.Decide(env, path, attempt); err != nil {
+		res = strategy.Exhausted(path, attempt, budget, classifier.FailureType(in.FailureType))
+	} else if res, err = strat.Decide(ctx, env, path, attempt); err != nil {
 		return Decision{}, err
 	}
 	if res.Action.Kind == ActionRetry {
 		if why, ok := e.nonIdempotent(in); ok {
-			if res, err = e.noRetry(env, attempt, why); err != nil {
+			if res, err = e.noRetry(ctx, env, attempt, why); err != nil {
 				return Decision{}, err
 			}
 			budget = res.MaxAttempts
@@ -334,15 +349,15 @@ func (e *Engine) RecordSuccess(ctx context.Context, s SuccessInput) error {
 	var errs []error
 	for _, b := range e.policy.breakers {
 		var keys []string
-		if normScope(b.Scope) == ScopeTool {
+		if breaker.NormScope(b.Scope) == breaker.ScopeTool {
 			for _, t := range s.Tools {
-				keys = append(keys, breakerKey(b.Name, b.Scope, t))
+				keys = append(keys, breaker.Key(b.Name, b.Scope, t))
 			}
 		} else {
-			keys = []string{breakerKey(b.Name, b.Scope, scopeValue(b.Scope, s.Service, s.Agent, ""))}
+			keys = []string{breaker.Key(b.Name, b.Scope, breaker.ScopeValue(b.Scope, s.Service, s.Agent, ""))}
 		}
 		for _, k := range keys {
-			if err := e.store.UpdateBreaker(ctx, k, (*BreakerState).onSuccess); err != nil {
+			if err := e.store.UpdateBreaker(ctx, k, (*breaker.State).OnSuccess); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -356,10 +371,27 @@ func (e *Engine) RecordSuccess(ctx context.Context, s SuccessInput) error {
 }
 
 // AddUsage adds a run's usage to its session's and returns the session's
-// total, from the shared history when there is one (see Store.AddUsage).
+// total, from the shared history when there is one. Usage is kept apart
+// from the attempt history (a successful run resets attempts, never usage)
+// and expires with the session's TTL after its last update.
 func (e *Engine) AddUsage(ctx context.Context, session string, u Usage) (Usage, error) {
 	if session == "" {
 		return u, nil
 	}
 	return e.store.AddUsage(ctx, session, u)
+}
+
+// envOf is what the strategies may read of a (normalised) input.
+func envOf(in Input, now time.Time) Env {
+	return Env{
+		FailureType:  classifier.FailureType(in.FailureType),
+		Reason:       in.Reason,
+		SessionID:    in.SessionID,
+		Service:      in.Service,
+		Agent:        in.Agent,
+		Tool:         in.Tool,
+		Subgoal:      in.Subgoal,
+		CheckpointID: in.CheckpointID,
+		Now:          now,
+	}
 }

@@ -2,6 +2,7 @@ package recovery
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -173,5 +174,43 @@ func TestDecisionCarriesNoSecrets(t *testing.T) {
 	}
 	if !strings.Contains(d.Action.Reason, "401 Unauthorized") {
 		t.Errorf("the classifier's reason should reach the escalation: %q", d.Action.Reason)
+	}
+}
+
+// pageOnCall is a strategy written outside the package: the extension point.
+type pageOnCall struct{}
+
+func (pageOnCall) Kind() string     { return "page_on_call" }
+func (pageOnCall) MaxAttempts() int { return 2 }
+func (pageOnCall) Decide(ctx context.Context, env *Env, path string, attempt int) (Result, error) {
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	return Result{Action: Action{Kind: ActionSuspend, Reason: "paging on-call for " + env.Tool + " (" + string(env.FailureType) + ")"},
+		Path: path, Leaf: "page_on_call", Attempt: attempt, MaxAttempts: 2}, nil
+}
+
+func TestWithStrategyReplacesAnEntry(t *testing.T) {
+	e := newEngine(t, "", WithStrategy("timeout", pageOnCall{}))
+	in := input("timeout", "s-ext")
+	for i := 1; i <= 2; i++ {
+		d := decide(t, e, in)
+		if d.Action.Kind != ActionSuspend || d.Policy != "timeout:page_on_call" || d.Attempt != i || d.MaxAttempts != 2 ||
+			d.Action.Reason != "paging on-call for payments (timeout)" {
+			t.Fatalf("failure %d: %+v", i, d)
+		}
+	}
+	if d := decide(t, e, in); d.Action.Kind != ActionEscalate || d.Policy != "timeout:exhausted" {
+		t.Fatalf("past its budget: %+v", d)
+	}
+	// Other entries keep the configured policy.
+	if d := decide(t, e, input("loop_detected", "s-ext")); d.Action.Kind != ActionReplan {
+		t.Fatalf("loop_detected: %+v", d)
+	}
+	// The context reaches the strategy.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := e.Decide(ctx, input("timeout", "s-cancelled")); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled context: %v", err)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/triage-otel/triage/recovery/internal/store"
 )
 
 func TestDecisionPhaseAndVersion(t *testing.T) {
@@ -234,7 +236,7 @@ func TestSessionCapsAndUsageInRedis(t *testing.T) {
 	if d := decide(t, a, input("unknown", "shared")); d.Policy != "max_total_attempts:escalate" {
 		t.Fatalf("third failure on the other collector: %+v", d)
 	}
-	if st := a.Stats().Failover; st.Degraded != 0 {
+	if st := a.Stats(); st.Degraded != 0 {
 		t.Fatalf("served from memory: %+v", st)
 	}
 	ctx := context.Background()
@@ -251,29 +253,12 @@ func TestSessionCapsAndUsageInRedis(t *testing.T) {
 		t.Fatalf("usage after a success: %+v", got)
 	}
 	// The first failure's time is kept in Redis.
-	r := NewRedisStore(RedisStoreOptions{Endpoint: srv.addr})
+	r := store.NewRedis(store.RedisOptions{Endpoint: srv.addr})
 	defer r.Close()
 	t0 := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
 	first, _ := r.Attempt(ctx, "timed", "timeout", t0)
 	again, _ := r.Attempt(ctx, "timed", "schema_mismatch", t0.Add(time.Minute))
 	if !first.First.Equal(t0) || !again.First.Equal(t0) || again.Total != 2 || again.Type != 1 {
 		t.Fatalf("attempts %+v then %+v, want first %v", first, again, t0)
-	}
-}
-
-func TestMemoryUsage(t *testing.T) {
-	m := NewMemoryStore(MemoryStoreOptions{MaxSessions: 2})
-	ctx := context.Background()
-	for _, s := range []string{"a", "b", "c"} {
-		_, _ = m.AddUsage(ctx, s, Usage{Tokens: 10})
-	}
-	if got, _ := m.AddUsage(ctx, "c", Usage{Tokens: 5, Cost: 1}); got != (Usage{Tokens: 15, Cost: 1}) {
-		t.Fatalf("c: %+v", got)
-	}
-	if got, _ := m.AddUsage(ctx, "a", Usage{}); got.Tokens != 0 {
-		t.Fatalf("a was evicted by the bound: %+v", got)
-	}
-	if st := m.Stats(); st.UsageEvicted < 1 {
-		t.Fatalf("eviction not counted: %+v", st)
 	}
 }

@@ -3,34 +3,15 @@ package recovery
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/go-viper/mapstructure/v2"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/triage-otel/triage/recovery/internal/fakeclock"
 )
 
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+func newFakeClock() *fakeclock.Clock { return fakeclock.New() }
 
 const (
 	testTrace = "0af7651916cd43dd8448eb211c80319c"
@@ -120,9 +101,3 @@ func checkWalk(t *testing.T, e *Engine, in Input, want []step) []Decision {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
-
-// typeAttempt records a failure now and returns its number among its type.
-func typeAttempt(ctx context.Context, s Store, session, failureType string) (int, error) {
-	a, err := s.Attempt(ctx, session, failureType, time.Now())
-	return a.Type, err
-}

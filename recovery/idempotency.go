@@ -1,10 +1,13 @@
 package recovery
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/triage-otel/triage/recovery/internal/strategy"
 )
 
 // toolPattern is one non_idempotent_tools entry.
@@ -57,17 +60,17 @@ func (e *Engine) nonIdempotent(in Input) (string, bool) {
 // noRetry answers, with the non_idempotent policy entry, a failure the
 // policy would have retried: retrying a tool that is not idempotent may
 // repeat its effect (a second payment, a second email).
-func (e *Engine) noRetry(env *Env, attempt int, why string) (Result, error) {
+func (e *Engine) noRetry(ctx context.Context, env *Env, attempt int, why string) (Result, error) {
 	entry, s := NonIdempotentEntry, e.policy.entries[NonIdempotentEntry]
 	if s == nil {
-		s = Escalate{}
+		s = strategy.Escalate{}
 	}
 	var res Result
 	if attempt > s.MaxAttempts() {
-		res = exhaustedResult(entry, attempt, s.MaxAttempts(), env.Input.FailureType)
+		res = strategy.Exhausted(entry, attempt, s.MaxAttempts(), env.FailureType)
 	} else {
 		var err error
-		if res, err = s.Decide(env, entry, attempt); err != nil {
+		if res, err = s.Decide(ctx, env, entry, attempt); err != nil {
 			return Result{}, err
 		}
 	}

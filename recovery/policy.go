@@ -4,66 +4,59 @@ import (
 	"time"
 
 	"github.com/triage-otel/triage/classifier"
+	"github.com/triage-otel/triage/recovery/internal/strategy"
 )
 
-// Policy maps failure types to strategies.
-type Policy struct {
+// policy maps failure types (and DefaultEntry, NonIdempotentEntry) and
+// in-flight guards to strategies.
+type policy struct {
 	entries  map[string]Strategy
-	guards   map[string]Strategy // by guard name (Config.GuardPolicy)
-	breakers []CircuitBreaker    // every distinct breaker, for RecordSuccess
+	guards   map[string]Strategy       // by guard name (Config.GuardPolicy)
+	breakers []strategy.CircuitBreaker // every distinct breaker, for RecordSuccess
 }
 
-// NewPolicy builds a policy from strategies keyed by failure type (and
-// DefaultEntry), for callers that compose strategies in Go rather than in a
-// config. A missing default escalates.
-func NewPolicy(entries map[string]Strategy) *Policy {
-	p := &Policy{entries: map[string]Strategy{}}
+// set replaces an entry (WithStrategy), collecting the breakers it nests.
+func (p *policy) set(entry string, s Strategy) {
+	p.entries[entry] = s
 	seen := map[string]bool{}
-	for k, s := range entries {
-		if s == nil {
-			continue
-		}
-		p.entries[k] = s
-		collectBreakers(s, seen, &p.breakers)
+	for _, b := range p.breakers {
+		seen[b.Name] = true
 	}
-	if _, ok := p.entries[DefaultEntry]; !ok {
-		p.entries[DefaultEntry] = Escalate{}
-	}
-	return p
+	collectBreakers(s, seen, &p.breakers)
 }
 
-func collectBreakers(s Strategy, seen map[string]bool, out *[]CircuitBreaker) {
+func collectBreakers(s Strategy, seen map[string]bool, out *[]strategy.CircuitBreaker) {
 	switch v := s.(type) {
-	case CircuitBreaker:
+	case strategy.CircuitBreaker:
 		if !seen[v.Name] {
 			seen[v.Name] = true
 			*out = append(*out, v)
 		}
 		collectBreakers(v.Inner, seen, out)
-	case Sequence:
+	case strategy.Sequence:
 		for _, st := range v.Steps {
 			collectBreakers(st, seen, out)
 		}
-	case Chain:
+	case strategy.Chain:
 		collectBreakers(v.Primary, seen, out)
 		collectBreakers(v.Fallback, seen, out)
 	}
 }
 
-// Lookup returns the strategy for a failure type and the entry it came from.
-func (p *Policy) Lookup(failureType string) (entry string, s Strategy) {
+// lookup returns the strategy for a failure type and the entry it came from.
+func (p *policy) lookup(failureType string) (entry string, s Strategy) {
 	if s, ok := p.entries[failureType]; ok && s != nil {
 		return failureType, s
 	}
 	if s, ok := p.entries[DefaultEntry]; ok && s != nil {
 		return DefaultEntry, s
 	}
-	return DefaultEntry, Escalate{}
+	return DefaultEntry, strategy.Escalate{}
 }
 
 // lookupGuard returns the strategy answering a trip of an in-flight guard
 // and its path, ok false when the guard has no entry.
-func (p *Policy) lookupGuard(guard string) (path string, s Strategy, ok bool) {
+func (p *policy) lookupGuard(guard string) (path string, s Strategy, ok bool) {
 	if s, ok := p.guards[guard]; ok && s != nil {
 		return guardPolicyPath + "." + guard, s, true
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/triage-otel/triage/internal/redistest"
+	"github.com/triage-otel/triage/recovery/internal/breaker"
 )
 
 // redisServer is a redis-server started by the test, on a free port, with
@@ -79,42 +80,6 @@ history:
 `, addr)
 }
 
-func TestRedisStoreHistory(t *testing.T) {
-	srv := startRedis(t)
-	r := NewRedisStore(RedisStoreOptions{Endpoint: srv.addr, KeyPrefix: "t1:", SessionTTL: time.Hour})
-	defer r.Close()
-	ctx := context.Background()
-	for want := 1; want <= 3; want++ {
-		n, err := typeAttempt(ctx, r, "conv-1", "timeout")
-		if err != nil || n != want {
-			t.Fatalf("attempt %d (%v), want %d", n, err, want)
-		}
-	}
-	if n, _ := typeAttempt(ctx, r, "conv-1", "loop_detected"); n != 1 {
-		t.Fatalf("other type: %d", n)
-	}
-	c := redis.NewClient(&redis.Options{Addr: srv.addr})
-	defer c.Close()
-	if ttl := c.PTTL(ctx, "t1:h:conv-1").Val(); ttl <= 0 || ttl > time.Hour {
-		t.Fatalf("session key TTL %v", ttl)
-	}
-	if err := r.ResetSession(ctx, "conv-1"); err != nil {
-		t.Fatal(err)
-	}
-	if n, _ := typeAttempt(ctx, r, "conv-1", "timeout"); n != 1 {
-		t.Fatalf("after reset: %d", n)
-	}
-	// A corrupt breaker value reads as a fresh breaker.
-	c.Set(ctx, "t1:b:cb", "{garbage", 0)
-	var got BreakerState
-	if err := r.UpdateBreaker(ctx, "cb", func(s *BreakerState) bool { got = *s; return false }); err != nil {
-		t.Fatal(err)
-	}
-	if got.phase() != BreakerClosed {
-		t.Fatalf("corrupt state: %+v", got)
-	}
-}
-
 func TestTwoCollectorsShareOneSequenceThroughRedis(t *testing.T) {
 	srv := startRedis(t)
 	cfg := `
@@ -174,7 +139,7 @@ policy:
 		}
 	}
 	for _, e := range []*Engine{a, b} {
-		if s := e.Stats().Failover; s.Degraded != 0 {
+		if s := e.Stats(); s.Degraded != 0 {
 			t.Fatalf("no degradation expected: %+v", s)
 		}
 	}
@@ -197,10 +162,10 @@ policy:
 	b := newEngine(t, cfg, WithClock(clock))
 	decide(t, a, input("external_fault", "s1"))
 	decide(t, b, input("external_fault", "s2"))
-	if d := decide(t, a, input("external_fault", "s3")); d.Breaker.State != BreakerOpen {
+	if d := decide(t, a, input("external_fault", "s3")); d.Breaker.State != string(breaker.Open) {
 		t.Fatalf("failures on two collectors open one breaker: %+v", d.Breaker)
 	}
-	if d := decide(t, b, input("external_fault", "s4")); d.Breaker.State != BreakerOpen || d.Action.Kind != ActionEscalate {
+	if d := decide(t, b, input("external_fault", "s4")); d.Breaker.State != string(breaker.Open) || d.Action.Kind != ActionEscalate {
 		t.Fatalf("the other collector sees it open: %+v", d.Breaker)
 	}
 	clock.Advance(31 * time.Second)
@@ -211,11 +176,11 @@ policy:
 	if err := b.RecordSuccess(context.Background(), SuccessInput{}); err != nil {
 		t.Fatal(err)
 	}
-	if d := decide(t, a, input("external_fault", "s5")); d.Breaker.State != BreakerClosed || d.Action.Kind != ActionRetry {
+	if d := decide(t, a, input("external_fault", "s5")); d.Breaker.State != string(breaker.Closed) || d.Action.Kind != ActionRetry {
 		t.Fatalf("closed by a success seen on the other collector: %+v", d.Breaker)
 	}
 	for _, e := range []*Engine{a, b} {
-		if s := e.Stats().Failover; s.Degraded != 0 {
+		if s := e.Stats(); s.Degraded != 0 {
 			t.Fatalf("no degradation expected: %+v", s)
 		}
 	}
@@ -245,18 +210,18 @@ policy:
 	if d.Action.Kind != ActionRetry || d.Attempt != 1 {
 		t.Fatalf("degraded decision: %+v attempt %d", d.Action, d.Attempt)
 	}
-	st := e.Stats().Failover
-	if st.Degraded != 1 || st.PrimaryFailure != 1 || !st.PrimaryDown {
+	st := e.Stats()
+	if st.Degraded != 1 || st.RedisFailures != 1 || !st.RedisDown {
 		t.Fatalf("stats %+v", st)
 	}
 	// While down, Redis is not tried again until the recheck interval.
 	decide(t, e, in)
-	if st := e.Stats().Failover; st.Degraded != 2 || st.PrimaryFailure != 1 {
+	if st := e.Stats(); st.Degraded != 2 || st.RedisFailures != 1 {
 		t.Fatalf("within the recheck interval: %+v", st)
 	}
 	clock.Advance(2 * time.Second)
 	decide(t, e, in)
-	if st := e.Stats().Failover; st.Degraded != 3 || st.PrimaryFailure != 2 {
+	if st := e.Stats(); st.Degraded != 3 || st.RedisFailures != 2 {
 		t.Fatalf("after the recheck interval Redis is tried (and fails) again: %+v", st)
 	}
 	mu.Lock()
@@ -274,7 +239,7 @@ policy:
 	if d := decide(t, e, in); d.Attempt != 1 {
 		t.Fatalf("back on Redis: attempt %d, want 1 from the fresh server", d.Attempt)
 	}
-	if st := e.Stats().Failover; st.Degraded != 3 || st.PrimaryDown {
+	if st := e.Stats(); st.Degraded != 3 || st.RedisDown {
 		t.Fatalf("recovered: %+v", st)
 	}
 }
@@ -315,7 +280,7 @@ history:
 	if d.Action.Kind != ActionRetry {
 		t.Fatalf("%+v", d)
 	}
-	if st := e.Stats().Failover; st.Degraded != 1 || st.PrimaryFailure != 1 {
+	if st := e.Stats(); st.Degraded != 1 || st.RedisFailures != 1 {
 		t.Fatalf("stats %+v", st)
 	}
 }

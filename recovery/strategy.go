@@ -1,96 +1,56 @@
 package recovery
 
 import (
-	"context"
-	"math"
-	"time"
+	"github.com/triage-otel/triage/recovery/internal/store"
+	"github.com/triage-otel/triage/recovery/internal/strategy"
 )
+
+// The extension point. A Strategy answers a failure with an Action; it
+// declares intent only (it never sleeps, calls the agent or restores state:
+// the runtime that consumes the decision does) and is stateless: the engine
+// numbers the failures of one type in one session (1, 2, 3, ... across runs
+// and collectors) and passes that number down. The built-in strategies
+// (retry_with_tool_manifest, backoff_and_retry, replan, resume_from_subgoal,
+// rollback_to_checkpoint, fallback, suspend, escalate, abort, sequence,
+// chain, circuit_breaker) are built from the policy in Config; a Strategy
+// written in Go replaces a policy entry with WithStrategy.
+type (
+	// Strategy answers the attempt-th failure it handles (see
+	// recovery/internal/strategy for the built-in ones).
+	Strategy = strategy.Strategy
+	// Env is what a strategy may read while deciding: the failure (its
+	// free text already redacted) and the time.
+	Env = strategy.Env
+	// Result is a strategy's answer: the action and the strategy that
+	// produced it.
+	Result = strategy.Result
+	// Action is what the agent runtime should do next.
+	Action = strategy.Action
+	// ActionKind is the kind of an Action.
+	ActionKind = strategy.ActionKind
+	// BreakerReport is the state of a circuit breaker as one decision saw it.
+	BreakerReport = strategy.BreakerReport
+	// Usage is what runs spent: tokens and cost.
+	Usage = store.Usage
+	// Clock tells the engine the time (WithClock; tests use a fake one).
+	Clock = store.Clock
+)
+
+// Action kinds.
+const (
+	ActionRetry    = strategy.ActionRetry
+	ActionReplan   = strategy.ActionReplan
+	ActionResume   = strategy.ActionResume
+	ActionRollback = strategy.ActionRollback
+	ActionFallback = strategy.ActionFallback
+	ActionSuspend  = strategy.ActionSuspend
+	ActionEscalate = strategy.ActionEscalate
+	ActionAbort    = strategy.ActionAbort
+)
+
+// ActionKinds lists every ActionKind (the decision schema's enum).
+var ActionKinds = strategy.ActionKinds
 
 // Unlimited is the MaxAttempts of strategies that never exhaust (escalate,
 // abort): answering the same failure the same way forever is their point.
-const Unlimited = math.MaxInt32
-
-// Strategy answers a failure with an action. A strategy declares intent only:
-// it never sleeps, calls the agent or restores state; the runtime that
-// consumes the decision does.
-//
-// Strategies are stateless. The engine numbers the failures of one type in
-// one session (1, 2, 3, ... across runs and collectors) and passes that number
-// down; composite strategies route it to their children, which is what lets
-// two collectors that share a history walk one sequence together.
-type Strategy interface {
-	// Kind is the strategy's config kind, e.g. "backoff_and_retry".
-	Kind() string
-	// MaxAttempts is how many successive failures the strategy answers
-	// before it is exhausted (Unlimited for escalate and abort).
-	MaxAttempts() int
-	// Decide answers the attempt-th failure (1 <= attempt <= MaxAttempts)
-	// handled by this strategy. path is the strategy's place in the policy,
-	// e.g. "external_fault.steps[1]".
-	Decide(env *Env, path string, attempt int) (Result, error)
-}
-
-// Env is what a strategy may read while deciding.
-type Env struct {
-	Ctx   context.Context
-	Input Input
-	Now   time.Time
-	store Store
-	// rand returns a number in [0, 1); used for jitter only.
-	rand func() float64
-}
-
-// Result is a strategy's answer.
-type Result struct {
-	Action Action
-	// Path and Leaf name the strategy that produced the action.
-	Path string
-	Leaf string
-	// Attempt and MaxAttempts are the leaf's own counters.
-	Attempt     int
-	MaxAttempts int
-	// Unavailable is set by an open circuit breaker: the action is the
-	// breaker's open-path answer and a chain may fall back instead.
-	Unavailable bool
-	// Breaker reports the breaker the answer passed through, if any.
-	Breaker *BreakerReport
-}
-
-// BreakerReport is the state of a circuit breaker as seen by one decision.
-type BreakerReport struct {
-	Name  string       `json:"name"`
-	Key   string       `json:"key"`
-	State BreakerPhase `json:"state"`
-	// Probe is true when this decision is the single probe admitted while
-	// the breaker is half-open.
-	Probe bool `json:"probe"`
-}
-
-// leaf is the part shared by the strategies that produce an action themselves.
-type leaf struct {
-	kind string
-	max  int
-}
-
-func (l leaf) Kind() string     { return l.kind }
-func (l leaf) MaxAttempts() int { return l.max }
-
-func (l leaf) result(path string, attempt int, a Action) Result {
-	return Result{Action: a, Path: path, Leaf: l.kind, Attempt: attempt, MaxAttempts: l.max}
-}
-
-// atLeastOne turns an unset attempt budget into the strategy's default.
-func orDefault(n, def int) int {
-	if n <= 0 {
-		return def
-	}
-	return n
-}
-
-// addBudgets adds attempt budgets without overflowing past Unlimited.
-func addBudgets(a, b int) int {
-	if a >= Unlimited-b {
-		return Unlimited
-	}
-	return a + b
-}
+const Unlimited = strategy.Unlimited

@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/triage-otel/triage/classifier"
-	"github.com/triage-otel/triage/recovery"
+	"github.com/triage-otel/triage/internal/redisconn"
 )
 
 // Answers are cached by error signature: one new error shape costs one
@@ -57,11 +57,16 @@ type RedisCache struct {
 	ttl    time.Duration
 }
 
-// RedisCacheOptions configure a RedisCache; the connection settings are
-// the recovery history's.
+// RedisCacheOptions configure a RedisCache; the processor passes the
+// recovery history's connection settings.
 type RedisCacheOptions struct {
-	recovery.RedisStoreOptions
-	TTL time.Duration // default 7 days
+	Endpoint  string // host:port
+	Username  string
+	Password  string
+	DB        int
+	KeyPrefix string        // default "triage:"
+	Timeout   time.Duration // every call; default 100ms
+	TTL       time.Duration // default 7 days
 }
 
 // DefaultCacheTTL is how long a shared answer is kept.
@@ -78,7 +83,9 @@ func NewRedisCache(o RedisCacheOptions) *RedisCache {
 	if ttl <= 0 {
 		ttl = DefaultCacheTTL
 	}
-	return &RedisCache{client: recovery.NewRedisClient(o.RedisStoreOptions), prefix: prefix, ttl: ttl}
+	return &RedisCache{client: redisconn.New(redisconn.Options{
+		Endpoint: o.Endpoint, Username: o.Username, Password: o.Password, DB: o.DB, Timeout: o.Timeout,
+	}), prefix: prefix, ttl: ttl}
 }
 
 func (r *RedisCache) key(model, sig string) string {

@@ -7,8 +7,8 @@ import (
 
 	"github.com/triage-otel/triage/classifier"
 	"github.com/triage-otel/triage/internal/llmtest"
+	"github.com/triage-otel/triage/internal/redisconn"
 	"github.com/triage-otel/triage/internal/redistest"
-	"github.com/triage-otel/triage/recovery"
 	"github.com/triage-otel/triage/trajectory"
 )
 
@@ -18,7 +18,7 @@ func TestSharedCacheAcrossConsultants(t *testing.T) {
 	addr := redistest.Start(t)
 	srv := llmtest.New(t, llmtest.Always(answerJSON(classifier.WrongToolCalled, 0.9, "no handler registered under 'frob'")))
 	newShared := func() *RedisCache {
-		return NewRedisCache(RedisCacheOptions{RedisStoreOptions: recovery.RedisStoreOptions{Endpoint: addr, KeyPrefix: "t:", Timeout: time.Second}, TTL: time.Hour})
+		return NewRedisCache(RedisCacheOptions{Endpoint: addr, KeyPrefix: "t:", Timeout: time.Second, TTL: time.Hour})
 	}
 	obsA, obsB := &countingObserver{}, &countingObserver{}
 	a := newConsultant(t, Options{Endpoint: srv.Endpoint(), Shared: newShared(), Observer: obsA})
@@ -40,7 +40,7 @@ func TestSharedCacheAcrossConsultants(t *testing.T) {
 		t.Errorf("third source %s", consC.Source)
 	}
 	// The key carries the model and the signature, with the TTL.
-	ttl, err := recovery.NewRedisClient(recovery.RedisStoreOptions{Endpoint: addr}).PTTL(context.Background(), "t:llm:scripted-model:"+consA.Signature).Result()
+	ttl, err := redisconn.New(redisconn.Options{Endpoint: addr}).PTTL(context.Background(), "t:llm:scripted-model:"+consA.Signature).Result()
 	if err != nil || ttl <= 0 || ttl > time.Hour {
 		t.Errorf("key TTL %v (%v)", ttl, err)
 	}
@@ -51,7 +51,7 @@ func TestSharedCacheAcrossConsultants(t *testing.T) {
 func TestSharedCacheDown(t *testing.T) {
 	srv := llmtest.New(t, llmtest.Always(answerJSON(classifier.Timeout, 0.9, "never answered")))
 	obs := &countingObserver{}
-	shared := NewRedisCache(RedisCacheOptions{RedisStoreOptions: recovery.RedisStoreOptions{Endpoint: "127.0.0.1:1", Timeout: 50 * time.Millisecond}})
+	shared := NewRedisCache(RedisCacheOptions{Endpoint: "127.0.0.1:1", Timeout: 50 * time.Millisecond})
 	c := newConsultant(t, Options{Endpoint: srv.Endpoint(), Shared: shared, Observer: obs})
 	defer c.Close()
 	v, cons := review(t, c, rootFailure("s", "AgentError", msgSilent, 0))

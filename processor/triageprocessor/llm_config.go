@@ -10,7 +10,6 @@ import (
 	"go.opentelemetry.io/collector/config/configopaque"
 
 	"github.com/triage-otel/triage/classifier/llm"
-	"github.com/triage-otel/triage/recovery"
 )
 
 // LLMConfig configures the optional model asked about the runs structure,
@@ -169,10 +168,8 @@ func (c *LLMConfig) sharedCache(rec *RecoveryConfig) llm.SharedCache {
 	}
 	r := rec.History.Redis
 	return llm.NewRedisCache(llm.RedisCacheOptions{
-		RedisStoreOptions: recovery.RedisStoreOptions{
-			Endpoint: r.Endpoint, Username: r.Username, Password: string(r.Password), DB: r.DB,
-			KeyPrefix: r.KeyPrefix, Timeout: r.Timeout,
-		},
+		Endpoint: r.Endpoint, Username: r.Username, Password: string(r.Password), DB: r.DB,
+		KeyPrefix: r.KeyPrefix, Timeout: r.Timeout,
 		TTL: c.Cache.TTL,
 	})
 }

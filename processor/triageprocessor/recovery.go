@@ -72,7 +72,7 @@ func newRecoverer(cfg *RecoveryConfig, red *recovery.Redactor, tb *metadata.Tele
 	}
 	r.engine = eng
 	err = tb.RegisterProcessorTriageRecoveryHistoryEvictedCallback(func(_ context.Context, o metric.Int64Observer) error {
-		st := eng.Stats().Memory
+		st := eng.Stats()
 		o.Observe(st.SessionsEvicted, metric.WithAttributes(attribute.String("history", "session")))
 		o.Observe(st.BreakersEvicted, metric.WithAttributes(attribute.String("history", "breaker")))
 		return nil

@@ -1,6 +1,7 @@
-package recovery
+package strategy
 
 import (
+	"context"
 	"math"
 	"time"
 )
@@ -46,7 +47,7 @@ func (s BackoffAndRetry) Delay(attempt int) time.Duration {
 	return time.Duration(d)
 }
 
-func (s BackoffAndRetry) Decide(env *Env, path string, attempt int) (Result, error) {
+func (s BackoffAndRetry) Decide(_ context.Context, env *Env, path string, attempt int) (Result, error) {
 	d := s.Delay(attempt)
 	if s.Jitter > 0 && env.rand != nil {
 		j := math.Min(s.Jitter, 1)

@@ -1,17 +1,34 @@
-package recovery
+package strategy
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/triage-otel/triage/classifier"
+	"github.com/triage-otel/triage/recovery/internal/store"
 )
 
-func env(in Input) *Env {
-	return &Env{Ctx: context.Background(), Input: in, Now: time.Unix(1700000000, 0), store: NewMemoryStore(MemoryStoreOptions{}), rand: func() float64 { return 0.5 }}
+// env is the environment of a failure of the payments tool, with a jitter
+// source that always answers 0.5.
+func env(failureType, session string) *Env {
+	return WithRuntime(Env{
+		FailureType: classifier.FailureType(failureType),
+		SessionID:   session,
+		Service:     "checkout-agent",
+		Agent:       "planner",
+		Tool:        "payments",
+		Now:         time.Unix(1700000000, 0),
+	}, store.NewMemory(store.MemoryOptions{}), func() float64 { return 0.5 })
 }
 
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+var ctx = context.Background()
+
 func TestLeafStrategies(t *testing.T) {
-	in := input("schema_mismatch", "s1")
+	in := env("schema_mismatch", "s1")
 	in.Subgoal = "book the hotel"
 	in.CheckpointID = "cp-7"
 	cases := []struct {
@@ -72,7 +89,7 @@ func TestLeafStrategies(t *testing.T) {
 			if c.s.MaxAttempts() != c.max {
 				t.Errorf("max attempts %d, want %d", c.s.MaxAttempts(), c.max)
 			}
-			r, err := c.s.Decide(env(in), "schema_mismatch", 1)
+			r, err := c.s.Decide(ctx, in, "schema_mismatch", 1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,14 +102,14 @@ func TestLeafStrategies(t *testing.T) {
 }
 
 func TestManifestAndReplanHintsFitTheFailure(t *testing.T) {
-	wrong, _ := RetryWithToolManifest{}.Decide(env(input("wrong_tool_called", "s")), "p", 1)
+	wrong, _ := RetryWithToolManifest{}.Decide(ctx, env("wrong_tool_called", "s"), "p", 1)
 	if !contains(wrong.Action.Hint, "manifest") {
 		t.Errorf("wrong tool hint should point at the manifest: %q", wrong.Action.Hint)
 	}
 	for ft, word := range map[string]string{
 		"loop_detected": "repeat", "context_overflow": "Summarise", "constraint_ignored": "constraint",
 	} {
-		r, _ := Replan{}.Decide(env(input(ft, "s")), "p", 1)
+		r, _ := Replan{}.Decide(ctx, env(ft, "s"), "p", 1)
 		if !contains(r.Action.Hint, word) {
 			t.Errorf("%s replan hint %q lacks %q", ft, r.Action.Hint, word)
 		}
@@ -100,11 +117,11 @@ func TestManifestAndReplanHintsFitTheFailure(t *testing.T) {
 }
 
 func TestResumeRequiringSubgoalEscalatesWithoutOne(t *testing.T) {
-	r, _ := ResumeFromSubgoal{RequireSubgoal: true}.Decide(env(input("plan_incomplete", "s")), "p", 1)
+	r, _ := ResumeFromSubgoal{RequireSubgoal: true}.Decide(ctx, env("plan_incomplete", "s"), "p", 1)
 	if r.Action.Kind != ActionEscalate {
 		t.Fatalf("got %s, want escalate when no sub-goal is known", r.Action.Kind)
 	}
-	r, _ = ResumeFromSubgoal{}.Decide(env(input("plan_incomplete", "s")), "p", 1)
+	r, _ = ResumeFromSubgoal{}.Decide(ctx, env("plan_incomplete", "s"), "p", 1)
 	if r.Action.Kind != ActionResume || r.Action.Subgoal != "" {
 		t.Fatalf("got %+v, want resume from the runtime's first incomplete sub-goal", r.Action)
 	}
@@ -125,12 +142,12 @@ func TestBackoffDelays(t *testing.T) {
 		t.Errorf("huge attempt must cap at max delay, got %v", got)
 	}
 	// Jitter is off by default: the same attempt always gets the same delay.
-	r1, _ := BackoffAndRetry{}.Decide(env(input("timeout", "s")), "p", 2)
+	r1, _ := BackoffAndRetry{}.Decide(ctx, env("timeout", "s"), "p", 2)
 	if r1.Action.DelayMS != 2000 {
 		t.Errorf("no jitter: delay %d, want 2000", r1.Action.DelayMS)
 	}
 	// With jitter 0.5 and rand 0.5 the delay shrinks by a quarter.
-	r2, _ := BackoffAndRetry{Jitter: 0.5}.Decide(env(input("timeout", "s")), "p", 2)
+	r2, _ := BackoffAndRetry{Jitter: 0.5}.Decide(ctx, env("timeout", "s"), "p", 2)
 	if r2.Action.DelayMS != 1500 {
 		t.Errorf("jitter: delay %d, want 1500", r2.Action.DelayMS)
 	}
@@ -150,7 +167,7 @@ func TestSequenceRoutesAttemptsToSteps(t *testing.T) {
 		{ActionFallback, "e.steps[2]", 1}, {ActionFallback, "e.steps[2]", 2},
 	}
 	for i, w := range want {
-		r, err := seq.Decide(env(input("external_fault", "s")), "e", i+1)
+		r, err := seq.Decide(ctx, env("external_fault", "s"), "e", i+1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,7 +175,7 @@ func TestSequenceRoutesAttemptsToSteps(t *testing.T) {
 			t.Errorf("attempt %d: got %s %s #%d, want %s %s #%d", i+1, r.Action.Kind, r.Path, r.Attempt, w.kind, w.path, w.leaf)
 		}
 	}
-	r, _ := seq.Decide(env(input("external_fault", "s")), "e", 6)
+	r, _ := seq.Decide(ctx, env("external_fault", "s"), "e", 6)
 	if r.Action.Kind != ActionEscalate || r.Leaf != "exhausted" {
 		t.Errorf("past the budget: got %+v, want exhausted escalation", r)
 	}
@@ -172,7 +189,7 @@ func TestChainPrimaryThenFallback(t *testing.T) {
 	c := Chain{Primary: RetryWithToolManifest{Max: 2}, Fallback: Fallback{Target: "tool:cache"}}
 	kinds := []ActionKind{ActionRetry, ActionRetry, ActionFallback}
 	for i, k := range kinds {
-		r, _ := c.Decide(env(input("wrong_tool_called", "s")), "w", i+1)
+		r, _ := c.Decide(ctx, env("wrong_tool_called", "s"), "w", i+1)
 		if r.Action.Kind != k {
 			t.Errorf("attempt %d: %s, want %s", i+1, r.Action.Kind, k)
 		}

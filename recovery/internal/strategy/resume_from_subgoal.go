@@ -1,4 +1,6 @@
-package recovery
+package strategy
+
+import "context"
 
 // ResumeFromSubgoal continues from the first incomplete sub-goal instead of
 // starting over. The sub-goal comes from the config (Subgoal) or from the
@@ -15,11 +17,11 @@ type ResumeFromSubgoal struct {
 func (s ResumeFromSubgoal) Kind() string     { return "resume_from_subgoal" }
 func (s ResumeFromSubgoal) MaxAttempts() int { return orDefault(s.Max, 2) }
 
-func (s ResumeFromSubgoal) Decide(env *Env, path string, attempt int) (Result, error) {
+func (s ResumeFromSubgoal) Decide(_ context.Context, env *Env, path string, attempt int) (Result, error) {
 	l := leaf{kind: s.Kind(), max: s.MaxAttempts()}
 	subgoal := s.Subgoal
 	if subgoal == "" {
-		subgoal = env.Input.Subgoal
+		subgoal = env.Subgoal
 	}
 	if subgoal == "" && s.RequireSubgoal {
 		return l.result(path, attempt, Action{Kind: ActionEscalate,

@@ -1,6 +1,11 @@
-package recovery
+package strategy
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+
+	"github.com/triage-otel/triage/classifier"
+)
 
 // RetryWithToolManifest retries with a hint to call only the tools of the
 // current manifest, with arguments that match their schemas: the answer to a
@@ -13,18 +18,18 @@ type RetryWithToolManifest struct {
 func (s RetryWithToolManifest) Kind() string     { return "retry_with_tool_manifest" }
 func (s RetryWithToolManifest) MaxAttempts() int { return orDefault(s.Max, 3) }
 
-func (s RetryWithToolManifest) Decide(env *Env, path string, attempt int) (Result, error) {
+func (s RetryWithToolManifest) Decide(_ context.Context, env *Env, path string, attempt int) (Result, error) {
 	hint := s.Hint
 	if hint == "" {
-		hint = manifestHint(env.Input.FailureType, env.Input.Tool)
+		hint = manifestHint(env.FailureType, env.Tool)
 	}
 	l := leaf{kind: s.Kind(), max: s.MaxAttempts()}
 	return l.result(path, attempt, Action{Kind: ActionRetry, Hint: hint}), nil
 }
 
-func manifestHint(failureType, tool string) string {
+func manifestHint(failureType classifier.FailureType, tool string) string {
 	var hint string
-	if failureType == "schema_mismatch" {
+	if failureType == classifier.SchemaMismatch {
 		hint = "Call the tool again with arguments that match its JSON Schema exactly: required fields, types and enum values."
 	} else {
 		hint = "Call only tools listed in the current tool manifest, spelled exactly as declared, with arguments that match each tool's JSON Schema."

@@ -1,16 +1,10 @@
-package recovery
+package strategy
 
 import (
+	"context"
 	"fmt"
-	"strings"
-)
 
-// Breaker scopes: one breaker state per (name, scope value).
-const (
-	ScopeGlobal  = "global"
-	ScopeService = "service"
-	ScopeAgent   = "agent"
-	ScopeTool    = "tool"
+	"github.com/triage-otel/triage/recovery/internal/breaker"
 )
 
 // CircuitBreaker guards Inner with a failure-rate breaker shared by every
@@ -22,7 +16,7 @@ const (
 type CircuitBreaker struct {
 	// Name identifies the shared state; breakers with one name share it.
 	Name     string
-	Settings BreakerSettings
+	Settings breaker.Settings
 	// Scope splits the state by service, agent or tool ("" or global: one state).
 	Scope string
 	// OpenAction is escalate (default), abort or suspend.
@@ -33,47 +27,23 @@ type CircuitBreaker struct {
 func (s CircuitBreaker) Kind() string     { return "circuit_breaker" }
 func (s CircuitBreaker) MaxAttempts() int { return s.Inner.MaxAttempts() }
 
-// key is the state key of the breaker for one run.
-func (s CircuitBreaker) key(in Input) string {
-	return breakerKey(s.Name, s.Scope, scopeValue(s.Scope, in.Service, in.Agent, in.Tool))
-}
-
-func scopeValue(scope, service, agent, tool string) string {
-	switch scope {
-	case ScopeService:
-		return service
-	case ScopeAgent:
-		return agent
-	case ScopeTool:
-		return tool
+func (s CircuitBreaker) Decide(ctx context.Context, env *Env, path string, attempt int) (Result, error) {
+	key := breaker.Key(s.Name, s.Scope, breaker.ScopeValue(s.Scope, env.Service, env.Agent, env.Tool))
+	if env.breakers == nil {
+		return Result{}, fmt.Errorf("circuit breaker %s: no breaker store in the environment", s.Name)
 	}
-	return ""
-}
-
-func breakerKey(name, scope, value string) string {
-	if scope == "" || scope == ScopeGlobal {
-		return name
-	}
-	if value == "" {
-		value = "-"
-	}
-	return name + "|" + scope + "=" + strings.ReplaceAll(value, "|", "_")
-}
-
-func (s CircuitBreaker) Decide(env *Env, path string, attempt int) (Result, error) {
-	key := s.key(env.Input)
-	var verdict breakerVerdict
-	var phase BreakerPhase
-	err := env.store.UpdateBreaker(env.Ctx, key, func(st *BreakerState) bool {
-		verdict = st.onFailure(s.Settings, env.Now, env.Input.SessionID)
-		phase = st.phase()
+	var verdict breaker.Verdict
+	var phase breaker.Phase
+	err := env.breakers.UpdateBreaker(ctx, key, func(st *breaker.State) bool {
+		verdict = st.OnFailure(s.Settings, env.Now, env.SessionID)
+		phase = st.Current()
 		return true
 	})
 	if err != nil {
 		return Result{}, fmt.Errorf("circuit breaker %s: %w", s.Name, err)
 	}
-	report := &BreakerReport{Name: s.Name, Key: key, State: phase, Probe: verdict == breakerProbe}
-	if verdict == breakerDeny {
+	report := &BreakerReport{Name: s.Name, Key: key, State: string(phase), Probe: verdict == breaker.Probe}
+	if verdict == breaker.Deny {
 		kind := s.OpenAction
 		if kind == "" {
 			kind = ActionEscalate
@@ -88,7 +58,7 @@ func (s CircuitBreaker) Decide(env *Env, path string, attempt int) (Result, erro
 			Breaker:     report,
 		}, nil
 	}
-	r, err := s.Inner.Decide(env, path+".inner", attempt)
+	r, err := s.Inner.Decide(ctx, env, path+".inner", attempt)
 	if err != nil {
 		return r, err
 	}

@@ -1,4 +1,4 @@
-package recovery
+package store
 
 import (
 	"context"
@@ -6,11 +6,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/triage-otel/triage/recovery/internal/breaker"
+	"github.com/triage-otel/triage/recovery/internal/fakeclock"
 )
 
 func TestMemoryStoreTTL(t *testing.T) {
-	clock := newFakeClock()
-	m := NewMemoryStore(MemoryStoreOptions{SessionTTL: time.Minute, Clock: clock})
+	clock := fakeclock.New()
+	m := NewMemory(MemoryOptions{SessionTTL: time.Minute, Clock: clock})
 	ctx := context.Background()
 	for want := 1; want <= 3; want++ {
 		if n, _ := typeAttempt(ctx, m, "s", "timeout"); n != want {
@@ -29,8 +32,8 @@ func TestMemoryStoreTTL(t *testing.T) {
 }
 
 func TestMemoryStoreBoundEvictsLeastRecentlyUsed(t *testing.T) {
-	clock := newFakeClock()
-	m := NewMemoryStore(MemoryStoreOptions{MaxSessions: 3, Clock: clock})
+	clock := fakeclock.New()
+	m := NewMemory(MemoryOptions{MaxSessions: 3, Clock: clock})
 	ctx := context.Background()
 	for _, s := range []string{"a", "b", "c"} {
 		_, _ = typeAttempt(ctx, m, s, "timeout")
@@ -55,16 +58,16 @@ func TestMemoryStoreBoundEvictsLeastRecentlyUsed(t *testing.T) {
 }
 
 func TestMemoryStoreBoundsBreakersAndKeys(t *testing.T) {
-	m := NewMemoryStore(MemoryStoreOptions{MaxBreakers: 2})
+	m := NewMemory(MemoryOptions{MaxBreakers: 2})
 	ctx := context.Background()
 	for _, k := range []string{"x", "y", "z"} {
-		_ = m.UpdateBreaker(ctx, k, func(s *BreakerState) bool { s.Phase = BreakerOpen; return true })
+		_ = m.UpdateBreaker(ctx, k, func(s *breaker.State) bool { s.Phase = breaker.Open; return true })
 	}
 	if st := m.Stats(); st.Breakers != 2 || st.BreakersEvicted != 1 {
 		t.Fatalf("stats %+v", st)
 	}
 	// An update that reports no change stores nothing.
-	_ = m.UpdateBreaker(ctx, "w", func(s *BreakerState) bool { return false })
+	_ = m.UpdateBreaker(ctx, "w", func(s *breaker.State) bool { return false })
 	if st := m.Stats(); st.Breakers != 2 {
 		t.Fatalf("unchanged breaker stored: %+v", st)
 	}
@@ -79,4 +82,27 @@ func TestMemoryStoreBoundsBreakersAndKeys(t *testing.T) {
 	if k := boundKey(huge); len(k) > maxKeyLen {
 		t.Fatalf("key length %d", len(k))
 	}
+}
+
+func TestMemoryUsage(t *testing.T) {
+	m := NewMemory(MemoryOptions{MaxSessions: 2})
+	ctx := context.Background()
+	for _, s := range []string{"a", "b", "c"} {
+		_, _ = m.AddUsage(ctx, s, Usage{Tokens: 10})
+	}
+	if got, _ := m.AddUsage(ctx, "c", Usage{Tokens: 5, Cost: 1}); got != (Usage{Tokens: 15, Cost: 1}) {
+		t.Fatalf("c: %+v", got)
+	}
+	if got, _ := m.AddUsage(ctx, "a", Usage{}); got.Tokens != 0 {
+		t.Fatalf("a was evicted by the bound: %+v", got)
+	}
+	if st := m.Stats(); st.UsageEvicted < 1 {
+		t.Fatalf("eviction not counted: %+v", st)
+	}
+}
+
+// typeAttempt records a failure now and returns its number among its type.
+func typeAttempt(ctx context.Context, s Store, session, failureType string) (int, error) {
+	a, err := s.Attempt(ctx, session, failureType, time.Now())
+	return a.Type, err
 }

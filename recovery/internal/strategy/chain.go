@@ -1,4 +1,6 @@
-package recovery
+package strategy
+
+import "context"
 
 // Chain answers with Primary until Primary is exhausted, then with
 // Fallback. Unlike a two-step sequence it also falls back early when Primary
@@ -15,16 +17,16 @@ func (s Chain) MaxAttempts() int {
 	return addBudgets(s.Primary.MaxAttempts(), s.Fallback.MaxAttempts())
 }
 
-func (s Chain) Decide(env *Env, path string, attempt int) (Result, error) {
+func (s Chain) Decide(ctx context.Context, env *Env, path string, attempt int) (Result, error) {
 	pm := s.Primary.MaxAttempts()
 	if attempt > pm {
-		return s.Fallback.Decide(env, path+".fallback", attempt-pm)
+		return s.Fallback.Decide(ctx, env, path+".fallback", attempt-pm)
 	}
-	r, err := s.Primary.Decide(env, path+".primary", attempt)
+	r, err := s.Primary.Decide(ctx, env, path+".primary", attempt)
 	if err != nil || !r.Unavailable {
 		return r, err
 	}
-	fr, err := s.Fallback.Decide(env, path+".fallback", 1)
+	fr, err := s.Fallback.Decide(ctx, env, path+".fallback", 1)
 	if err != nil {
 		return fr, err
 	}

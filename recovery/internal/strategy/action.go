@@ -1,4 +1,4 @@
-package recovery
+package strategy
 
 // ActionKind is what the agent runtime is asked to do.
 type ActionKind string

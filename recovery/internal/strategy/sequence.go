@@ -1,6 +1,11 @@
-package recovery
+package strategy
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+
+	"github.com/triage-otel/triage/classifier"
+)
 
 // Sequence steps through its strategies across successive failures of the
 // same type in the same session: the first step answers its MaxAttempts
@@ -20,20 +25,20 @@ func (s Sequence) MaxAttempts() int {
 	return n
 }
 
-func (s Sequence) Decide(env *Env, path string, attempt int) (Result, error) {
+func (s Sequence) Decide(ctx context.Context, env *Env, path string, attempt int) (Result, error) {
 	rest := attempt
 	for i, st := range s.Steps {
 		m := st.MaxAttempts()
 		if rest <= m {
-			return st.Decide(env, fmt.Sprintf("%s.steps[%d]", path, i), rest)
+			return st.Decide(ctx, env, fmt.Sprintf("%s.steps[%d]", path, i), rest)
 		}
 		rest -= m
 	}
-	return exhaustedResult(path, attempt, s.MaxAttempts(), env.Input.FailureType), nil
+	return Exhausted(path, attempt, s.MaxAttempts(), env.FailureType), nil
 }
 
-// exhaustedResult is the escalation that ends every budget.
-func exhaustedResult(path string, attempt, maxAttempts int, failureType string) Result {
+// Exhausted is the escalation that ends every budget.
+func Exhausted(path string, attempt, maxAttempts int, failureType classifier.FailureType) Result {
 	return Result{
 		Action: Action{Kind: ActionEscalate,
 			Reason: fmt.Sprintf("recovery budget exhausted: %d attempts for %s in this session", maxAttempts, failureType)},

@@ -1,4 +1,4 @@
-package recovery
+package store
 
 import (
 	"context"
@@ -6,15 +6,17 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/triage-otel/triage/recovery/internal/breaker"
 )
 
-// FailoverStore uses Primary (Redis) and, when it fails or does not answer
+// Failover uses Primary (Redis) and, when it fails or does not answer
 // within Timeout, serves the call from Fallback (memory) instead: the
 // pipeline is never held longer than Timeout. After a failure Primary is left
 // alone for RecheckInterval, so a dead Redis costs one timeout per interval,
 // not one per decision. While degraded, history and breakers are local to the
 // collector (and start from whatever the memory store last held).
-type FailoverStore struct {
+type Failover struct {
 	Primary         Store
 	Fallback        Store
 	Timeout         time.Duration // per call; default 100ms
@@ -39,23 +41,23 @@ type FailoverStats struct {
 }
 
 // Stats returns the store's counters.
-func (f *FailoverStore) Stats() FailoverStats {
+func (f *Failover) Stats() FailoverStats {
 	f.mu.Lock()
 	down := f.clock().Now().Before(f.downUntil)
 	f.mu.Unlock()
 	return FailoverStats{Degraded: f.degraded.Load(), PrimaryFailure: f.primaryFails.Load(), PrimaryDown: down}
 }
 
-func (f *FailoverStore) clock() Clock {
+func (f *Failover) clock() Clock {
 	if f.Clock == nil {
-		return systemClock{}
+		return SystemClock{}
 	}
 	return f.Clock
 }
 
 // do runs op on the primary when it is usable, else (or on its failure) on
 // the fallback.
-func (f *FailoverStore) do(ctx context.Context, name string, op func(context.Context, Store) error) error {
+func (f *Failover) do(ctx context.Context, name string, op func(context.Context, Store) error) error {
 	f.mu.Lock()
 	usable := !f.clock().Now().Before(f.downUntil)
 	f.mu.Unlock()
@@ -86,7 +88,7 @@ func (f *FailoverStore) do(ctx context.Context, name string, op func(context.Con
 	return nil
 }
 
-func (f *FailoverStore) Attempt(ctx context.Context, session, failureType string, now time.Time) (Attempts, error) {
+func (f *Failover) Attempt(ctx context.Context, session, failureType string, now time.Time) (Attempts, error) {
 	var n Attempts
 	err := f.do(ctx, "attempt", func(ctx context.Context, s Store) error {
 		var err error
@@ -96,7 +98,7 @@ func (f *FailoverStore) Attempt(ctx context.Context, session, failureType string
 	return n, err
 }
 
-func (f *FailoverStore) AddUsage(ctx context.Context, session string, u Usage) (Usage, error) {
+func (f *Failover) AddUsage(ctx context.Context, session string, u Usage) (Usage, error) {
 	var total Usage
 	err := f.do(ctx, "add_usage", func(ctx context.Context, s Store) error {
 		var err error
@@ -106,18 +108,18 @@ func (f *FailoverStore) AddUsage(ctx context.Context, session string, u Usage) (
 	return total, err
 }
 
-func (f *FailoverStore) ResetSession(ctx context.Context, session string) error {
+func (f *Failover) ResetSession(ctx context.Context, session string) error {
 	return f.do(ctx, "reset_session", func(ctx context.Context, s Store) error {
 		return s.ResetSession(ctx, session)
 	})
 }
 
-func (f *FailoverStore) UpdateBreaker(ctx context.Context, key string, update func(*BreakerState) bool) error {
+func (f *Failover) UpdateBreaker(ctx context.Context, key string, update func(*breaker.State) bool) error {
 	return f.do(ctx, "update_breaker", func(ctx context.Context, s Store) error {
 		return s.UpdateBreaker(ctx, key, update)
 	})
 }
 
-func (f *FailoverStore) Close() error {
+func (f *Failover) Close() error {
 	return errors.Join(f.Primary.Close(), f.Fallback.Close())
 }

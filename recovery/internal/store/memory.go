@@ -1,4 +1,4 @@
-package recovery
+package store
 
 import (
 	"container/list"
@@ -6,18 +6,20 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/triage-otel/triage/recovery/internal/breaker"
 )
 
-// MemoryStore is the in-process Store: sessions expire TTL after their last
+// Memory is the in-process Store: sessions expire TTL after their last
 // failure, and at most MaxSessions (MaxBreakers) are held, the least recently
 // used being evicted first. Expiry is lazy (no background goroutine), so a
-// MemoryStore needs no shutdown.
-type MemoryStore struct {
+// Memory needs no shutdown.
+type Memory struct {
 	mu       sync.Mutex
 	clock    Clock
 	sessions *ttlLRU[*sessionHistory]
 	usage    *ttlLRU[Usage]
-	breakers *ttlLRU[BreakerState]
+	breakers *ttlLRU[breaker.State]
 
 	sessionsEvicted atomic.Int64
 	sessionsExpired atomic.Int64
@@ -32,8 +34,8 @@ type sessionHistory struct {
 	first  time.Time
 }
 
-// MemoryStoreOptions bound a MemoryStore.
-type MemoryStoreOptions struct {
+// MemoryOptions bound a Memory.
+type MemoryOptions struct {
 	SessionTTL  time.Duration // default 1h
 	MaxSessions int           // default 10000
 	BreakerTTL  time.Duration // idle breaker state is dropped after this; default 24h
@@ -41,12 +43,12 @@ type MemoryStoreOptions struct {
 	Clock       Clock
 }
 
-// NewMemoryStore returns an empty MemoryStore.
-func NewMemoryStore(o MemoryStoreOptions) *MemoryStore {
+// NewMemory returns an empty Memory.
+func NewMemory(o MemoryOptions) *Memory {
 	if o.Clock == nil {
-		o.Clock = systemClock{}
+		o.Clock = SystemClock{}
 	}
-	m := &MemoryStore{clock: o.Clock}
+	m := &Memory{clock: o.Clock}
 	sessionTTL, maxSessions := orDefaultDuration(o.SessionTTL, time.Hour), orDefault(o.MaxSessions, 10000)
 	m.sessions = newTTLLRU[*sessionHistory](sessionTTL, maxSessions,
 		func(expired bool) {
@@ -61,7 +63,7 @@ func NewMemoryStore(o MemoryStoreOptions) *MemoryStore {
 			m.usageEvicted.Add(1)
 		}
 	})
-	m.breakers = newTTLLRU[BreakerState](orDefaultDuration(o.BreakerTTL, 24*time.Hour), orDefault(o.MaxBreakers, 1000),
+	m.breakers = newTTLLRU[breaker.State](orDefaultDuration(o.BreakerTTL, 24*time.Hour), orDefault(o.MaxBreakers, 1000),
 		func(expired bool) {
 			if !expired {
 				m.breakersEvicted.Add(1)
@@ -70,7 +72,7 @@ func NewMemoryStore(o MemoryStoreOptions) *MemoryStore {
 	return m
 }
 
-// MemoryStats counts what the bounds of a MemoryStore dropped.
+// MemoryStats counts what the bounds of a Memory dropped.
 type MemoryStats struct {
 	Sessions        int   // sessions held now
 	SessionsEvicted int64 // dropped by the MaxSessions bound (LRU)
@@ -81,7 +83,7 @@ type MemoryStats struct {
 }
 
 // Stats returns the store's counters.
-func (m *MemoryStore) Stats() MemoryStats {
+func (m *Memory) Stats() MemoryStats {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return MemoryStats{
@@ -94,7 +96,7 @@ func (m *MemoryStore) Stats() MemoryStats {
 	}
 }
 
-func (m *MemoryStore) Attempt(_ context.Context, session, failureType string, now time.Time) (Attempts, error) {
+func (m *Memory) Attempt(_ context.Context, session, failureType string, now time.Time) (Attempts, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	key := boundKey(session)
@@ -108,7 +110,7 @@ func (m *MemoryStore) Attempt(_ context.Context, session, failureType string, no
 	return Attempts{Type: h.counts[failureType], Total: h.total, First: h.first}, nil
 }
 
-func (m *MemoryStore) AddUsage(_ context.Context, session string, u Usage) (Usage, error) {
+func (m *Memory) AddUsage(_ context.Context, session string, u Usage) (Usage, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	key := boundKey(session)
@@ -119,14 +121,14 @@ func (m *MemoryStore) AddUsage(_ context.Context, session string, u Usage) (Usag
 	return total, nil
 }
 
-func (m *MemoryStore) ResetSession(_ context.Context, session string) error {
+func (m *Memory) ResetSession(_ context.Context, session string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sessions.remove(boundKey(session))
 	return nil
 }
 
-func (m *MemoryStore) UpdateBreaker(_ context.Context, key string, update func(*BreakerState) bool) error {
+func (m *Memory) UpdateBreaker(_ context.Context, key string, update func(*breaker.State) bool) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.clock.Now()
@@ -139,7 +141,7 @@ func (m *MemoryStore) UpdateBreaker(_ context.Context, key string, update func(*
 	return nil
 }
 
-func (m *MemoryStore) Close() error { return nil }
+func (m *Memory) Close() error { return nil }
 
 // ttlLRU is a map bounded by size (least recently used evicted first) whose
 // entries expire ttl after their last put. Not safe for concurrent use.
@@ -203,11 +205,4 @@ func (c *ttlLRU[V]) remove(key string) {
 		c.order.Remove(el)
 		delete(c.items, key)
 	}
-}
-
-func orDefaultDuration(d, def time.Duration) time.Duration {
-	if d <= 0 {
-		return def
-	}
-	return d
 }

@@ -1,10 +1,16 @@
-package recovery
+// Package store keeps what recovery remembers between decisions: the
+// attempt history and usage of each session and the state of each circuit
+// breaker, in memory (Memory, bounded and counted), in Redis (Redis, shared
+// by collectors) or in Redis degrading to memory (Failover).
+package store
 
 import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"time"
+
+	"github.com/triage-otel/triage/recovery/internal/breaker"
 )
 
 // Store keeps the attempt history of sessions and the state of circuit
@@ -27,7 +33,7 @@ type Store interface {
 	// UpdateBreaker applies update to the state of breaker key atomically
 	// and stores the result when update reports a change. update may run
 	// more than once (optimistic retries) and must depend only on its input.
-	UpdateBreaker(ctx context.Context, key string, update func(*BreakerState) bool) error
+	UpdateBreaker(ctx context.Context, key string, update func(*breaker.State) bool) error
 	Close() error
 }
 
@@ -54,13 +60,28 @@ func (u Usage) IsZero() bool { return u.Tokens == 0 && u.Cost == 0 }
 // Clock tells the time; tests use a fake one.
 type Clock interface{ Now() time.Time }
 
-type systemClock struct{}
+// SystemClock is the wall clock.
+type SystemClock struct{}
 
-func (systemClock) Now() time.Time { return time.Now() }
+func (SystemClock) Now() time.Time { return time.Now() }
 
 // maxKeyLen bounds session and breaker keys; longer (untrusted) values are
 // replaced by their hash so a huge attribute cannot bloat the store.
 const maxKeyLen = 200
+
+func orDefault(n, def int) int {
+	if n <= 0 {
+		return def
+	}
+	return n
+}
+
+func orDefaultDuration(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
 
 func boundKey(s string) string {
 	if len(s) <= maxKeyLen {

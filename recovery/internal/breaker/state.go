@@ -1,20 +1,25 @@
-package recovery
+// Package breaker is the state machine of the recovery circuit breakers:
+// the persisted State of one breaker, its transitions on failures and
+// successes, and the keys that split a breaker by scope. The strategy that
+// consults it is recovery/internal/strategy's CircuitBreaker; the stores
+// persist State.
+package breaker
 
 import "time"
 
-// BreakerPhase is the state of a circuit breaker.
-type BreakerPhase string
+// Phase is the state of a circuit breaker.
+type Phase string
 
 const (
-	BreakerClosed   BreakerPhase = "closed"
-	BreakerOpen     BreakerPhase = "open"
-	BreakerHalfOpen BreakerPhase = "half_open"
+	Closed   Phase = "closed"
+	Open     Phase = "open"
+	HalfOpen Phase = "half_open"
 )
 
-// BreakerState is the persisted state of one circuit breaker. It is small and
+// State is the persisted state of one circuit breaker. It is small and
 // serialisable so that the Redis store can share it between collectors.
-type BreakerState struct {
-	Phase BreakerPhase `json:"phase,omitempty"` // "" reads as closed
+type State struct {
+	Phase Phase `json:"phase,omitempty"` // "" reads as closed
 	// Failures are the times (Unix ms) of the latest failures while closed,
 	// oldest first, at most Threshold of them: enough to tell whether
 	// Threshold failures fell inside the window.
@@ -26,30 +31,31 @@ type BreakerState struct {
 	ProbeSession string `json:"probe_session,omitempty"`
 }
 
-// BreakerSettings are the thresholds of a circuit breaker.
-type BreakerSettings struct {
+// Settings are the thresholds of a circuit breaker.
+type Settings struct {
 	Threshold int           // failures within Window that open the breaker
 	Window    time.Duration // sliding window for Threshold
 	Cooldown  time.Duration // time open before a probe is admitted; also the probe's time to report
 }
 
-// breakerVerdict is what a failure may do while passing through a breaker.
-type breakerVerdict int
+// Verdict is what a failure may do while passing through a breaker.
+type Verdict int
 
 const (
-	breakerPass  breakerVerdict = iota // closed: the inner strategy answers
-	breakerProbe                       // half-open: this failure is the one admitted probe
-	breakerDeny                        // open (or a probe is already out): open-path answer
+	Pass  Verdict = iota // closed: the inner strategy answers
+	Probe                // half-open: this failure is the one admitted probe
+	Deny                 // open (or a probe is already out): open-path answer
 )
 
-func (s *BreakerState) phase() BreakerPhase {
+// Current is the phase, closed when none was recorded.
+func (s *State) Current() Phase {
 	if s.Phase == "" {
-		return BreakerClosed
+		return Closed
 	}
 	return s.Phase
 }
 
-// onFailure records a failure at now from session and says how it passes.
+// OnFailure records a failure at now from session and says how it passes.
 //
 // CLOSED: the failure joins the window; Threshold failures inside Window open
 // the breaker (and this failure is denied). OPEN: denied until Cooldown has
@@ -58,28 +64,28 @@ func (s *BreakerState) phase() BreakerPhase {
 // probe's own session means the probe failed: the breaker opens again.
 // Failures of other sessions are denied. A probe that reports nothing within
 // Cooldown is presumed lost and the next failure becomes the new probe.
-func (s *BreakerState) onFailure(cfg BreakerSettings, now time.Time, session string) breakerVerdict {
+func (s *State) OnFailure(cfg Settings, now time.Time, session string) Verdict {
 	ms := now.UnixMilli()
-	switch s.phase() {
-	case BreakerOpen:
+	switch s.Current() {
+	case Open:
 		if ms-s.OpenedAt < cfg.Cooldown.Milliseconds() {
-			return breakerDeny
+			return Deny
 		}
-		s.Phase = BreakerHalfOpen
+		s.Phase = HalfOpen
 		s.ProbeAt, s.ProbeSession = ms, session
-		return breakerProbe
-	case BreakerHalfOpen:
+		return Probe
+	case HalfOpen:
 		if s.ProbeAt != 0 && session == s.ProbeSession {
 			s.open(ms)
-			return breakerDeny
+			return Deny
 		}
 		if s.ProbeAt == 0 || ms-s.ProbeAt >= cfg.Cooldown.Milliseconds() {
 			s.ProbeAt, s.ProbeSession = ms, session
-			return breakerProbe
+			return Probe
 		}
-		return breakerDeny
+		return Deny
 	default:
-		s.Phase = BreakerClosed
+		s.Phase = Closed
 		cutoff := ms - cfg.Window.Milliseconds()
 		kept := s.Failures[:0]
 		for _, t := range s.Failures {
@@ -95,22 +101,22 @@ func (s *BreakerState) onFailure(cfg BreakerSettings, now time.Time, session str
 		s.Failures = kept
 		if len(kept) >= threshold {
 			s.open(ms)
-			return breakerDeny
+			return Deny
 		}
-		return breakerPass
+		return Pass
 	}
 }
 
-// onSuccess records a successful run; a half-open breaker closes. It
+// OnSuccess records a successful run; a half-open breaker closes. It
 // reports whether the state changed.
-func (s *BreakerState) onSuccess() bool {
-	if s.phase() != BreakerHalfOpen {
+func (s *State) OnSuccess() bool {
+	if s.Current() != HalfOpen {
 		return false
 	}
-	*s = BreakerState{Phase: BreakerClosed}
+	*s = State{Phase: Closed}
 	return true
 }
 
-func (s *BreakerState) open(ms int64) {
-	*s = BreakerState{Phase: BreakerOpen, OpenedAt: ms}
+func (s *State) open(ms int64) {
+	*s = State{Phase: Open, OpenedAt: ms}
 }

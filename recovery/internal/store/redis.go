@@ -1,4 +1,4 @@
-package recovery
+package store
 
 import (
 	"context"
@@ -9,9 +9,12 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/triage-otel/triage/internal/redisconn"
+	"github.com/triage-otel/triage/recovery/internal/breaker"
 )
 
-// RedisStore keeps history and breakers in Redis so that several collectors
+// Redis keeps history and breakers in Redis so that several collectors
 // share them. History: one hash per session ({prefix}h:{session}, a field per
 // failure type plus _total and _first (unix ms of the first failure), HINCRBY
 // + HSETNX + PEXPIRE in one MULTI). Usage: one hash per session
@@ -19,15 +22,15 @@ import (
 // one MULTI). Breakers: one JSON value per
 // breaker key ({prefix}b:{key}), updated with WATCH/MULTI so that concurrent
 // collectors never both take the half-open probe.
-type RedisStore struct {
+type Redis struct {
 	client     redis.UniversalClient
 	prefix     string
 	sessionTTL time.Duration
 	breakerTTL time.Duration
 }
 
-// RedisStoreOptions configure a RedisStore.
-type RedisStoreOptions struct {
+// RedisOptions configure a Redis.
+type RedisOptions struct {
 	Endpoint   string // host:port
 	Username   string
 	Password   string
@@ -38,15 +41,17 @@ type RedisStoreOptions struct {
 	BreakerTTL time.Duration // default 24h
 }
 
-// NewRedisStore returns a store backed by the Redis at o.Endpoint. It does
+// NewRedis returns a store backed by the Redis at o.Endpoint. It does
 // not connect until first used.
-func NewRedisStore(o RedisStoreOptions) *RedisStore {
-	client := NewRedisClient(o)
+func NewRedis(o RedisOptions) *Redis {
+	client := redisconn.New(redisconn.Options{
+		Endpoint: o.Endpoint, Username: o.Username, Password: o.Password, DB: o.DB, Timeout: o.Timeout,
+	})
 	prefix := o.KeyPrefix
 	if prefix == "" {
 		prefix = "triage:"
 	}
-	return &RedisStore{
+	return &Redis{
 		client:     client,
 		prefix:     prefix,
 		sessionTTL: orDefaultDuration(o.SessionTTL, time.Hour),
@@ -54,9 +59,9 @@ func NewRedisStore(o RedisStoreOptions) *RedisStore {
 	}
 }
 
-func (r *RedisStore) sessionKey(session string) string { return r.prefix + "h:" + boundKey(session) }
-func (r *RedisStore) usageKey(session string) string   { return r.prefix + "u:" + boundKey(session) }
-func (r *RedisStore) breakerKey(key string) string     { return r.prefix + "b:" + boundKey(key) }
+func (r *Redis) sessionKey(session string) string { return r.prefix + "h:" + boundKey(session) }
+func (r *Redis) usageKey(session string) string   { return r.prefix + "u:" + boundKey(session) }
+func (r *Redis) breakerKey(key string) string     { return r.prefix + "b:" + boundKey(key) }
 
 // Fields of the session hash beside the failure types (which never start
 // with an underscore).
@@ -65,7 +70,7 @@ const (
 	fieldFirst = "_first"
 )
 
-func (r *RedisStore) Attempt(ctx context.Context, session, failureType string, now time.Time) (Attempts, error) {
+func (r *Redis) Attempt(ctx context.Context, session, failureType string, now time.Time) (Attempts, error) {
 	key := r.sessionKey(session)
 	var incr, total *redis.IntCmd
 	var first *redis.StringCmd
@@ -87,7 +92,7 @@ func (r *RedisStore) Attempt(ctx context.Context, session, failureType string, n
 	return a, nil
 }
 
-func (r *RedisStore) AddUsage(ctx context.Context, session string, u Usage) (Usage, error) {
+func (r *Redis) AddUsage(ctx context.Context, session string, u Usage) (Usage, error) {
 	key := r.usageKey(session)
 	var tokens *redis.IntCmd
 	var cost *redis.FloatCmd
@@ -103,7 +108,7 @@ func (r *RedisStore) AddUsage(ctx context.Context, session string, u Usage) (Usa
 	return Usage{Tokens: tokens.Val(), Cost: cost.Val()}, nil
 }
 
-func (r *RedisStore) ResetSession(ctx context.Context, session string) error {
+func (r *Redis) ResetSession(ctx context.Context, session string) error {
 	if err := r.client.Del(ctx, r.sessionKey(session)).Err(); err != nil {
 		return fmt.Errorf("redis reset: %w", err)
 	}
@@ -114,10 +119,10 @@ func (r *RedisStore) ResetSession(ctx context.Context, session string) error {
 // is one round trip and the whole call is bounded by the caller's timeout.
 const maxWatchRetries = 64
 
-func (r *RedisStore) UpdateBreaker(ctx context.Context, key string, update func(*BreakerState) bool) error {
+func (r *Redis) UpdateBreaker(ctx context.Context, key string, update func(*breaker.State) bool) error {
 	rkey := r.breakerKey(key)
 	txf := func(tx *redis.Tx) error {
-		var st BreakerState
+		var st breaker.State
 		raw, err := tx.Get(ctx, rkey).Bytes()
 		switch {
 		case errors.Is(err, redis.Nil):
@@ -127,7 +132,7 @@ func (r *RedisStore) UpdateBreaker(ctx context.Context, key string, update func(
 			if err := json.Unmarshal(raw, &st); err != nil {
 				// A corrupt value reads as a fresh breaker rather than
 				// wedging every decision that passes through it.
-				st = BreakerState{}
+				st = breaker.State{}
 			}
 		}
 		if !update(&st) {
@@ -157,6 +162,6 @@ func (r *RedisStore) UpdateBreaker(ctx context.Context, key string, update func(
 }
 
 // Ping checks that Redis answers.
-func (r *RedisStore) Ping(ctx context.Context) error { return r.client.Ping(ctx).Err() }
+func (r *Redis) Ping(ctx context.Context) error { return r.client.Ping(ctx).Err() }
 
-func (r *RedisStore) Close() error { return r.client.Close() }
+func (r *Redis) Close() error { return r.client.Close() }
