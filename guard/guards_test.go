@@ -41,7 +41,7 @@ func TestLoopGuard(t *testing.T) {
 		t.Errorf("reason %q confidence %v", tr.Reason, tr.Confidence)
 	}
 	in := tr.Input([16]byte{9})
-	if in.Phase != recovery.PhaseInFlight || in.Guard != "loop" || in.SpanID != sid(15).String() || in.FailureType != "loop_detected" {
+	if in.Phase != recovery.PhaseInFlight || in.Guard != "loop" || in.SpanID != sid(15) || in.FailureType != "loop_detected" {
 		t.Errorf("input %+v", in)
 	}
 

@@ -32,6 +32,6 @@ func (r *Run) addToLoop(j int32) {
 		Reason:      fmt.Sprintf("%s called %d times with the same arguments within the last %d calls", l.Tool, l.Count, l.Window),
 		SpanID:      span,
 		Tool:        l.Tool,
-		Evidence:    []recovery.Evidence{{SpanID: spanIDString(span), Signal: string(classifier.SignalLoop)}},
+		Evidence:    []recovery.Evidence{{SpanID: span, Signal: string(classifier.SignalLoop)}},
 	})
 }

@@ -36,7 +36,7 @@ func (r *Run) onCallStatus(j int32) {
 	ev := make([]recovery.Evidence, 0, len(streak))
 	for i := len(streak) - 1; i >= 0; i-- {
 		inc := r.calls[streak[i]].inc
-		ev = append(ev, recovery.Evidence{SpanID: spanIDString(inc.SpanID), Signal: classifier.Label(inc.Signal, inc.Rule),
+		ev = append(ev, recovery.Evidence{SpanID: inc.SpanID, Signal: classifier.Label(inc.Signal, inc.Rule),
 			Rule: inc.Rule, Reason: inc.Reason})
 	}
 	ft := last.inc.FailureType

@@ -25,7 +25,7 @@ func (r *Run) checkTokens(total int64, limit int64, scope string) {
 func budgetTrip(n Name, span pcommon.SpanID, reason string) Trip {
 	return Trip{
 		Guard: n, FailureType: classifier.Unknown, Confidence: 1, Reason: reason, SpanID: span,
-		Evidence: []recovery.Evidence{{SpanID: spanIDString(span), Signal: signalGuard(n), Reason: reason}},
+		Evidence: []recovery.Evidence{{SpanID: span, Signal: signalGuard(n), Reason: reason}},
 	}
 }
 
@@ -58,11 +58,4 @@ func (r *Run) CheckSession(total recovery.Usage) []Trip {
 		return nil
 	}
 	return append([]Trip(nil), r.out...)
-}
-
-func spanIDString(id pcommon.SpanID) string {
-	if id.IsEmpty() {
-		return ""
-	}
-	return id.String()
 }

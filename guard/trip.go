@@ -46,18 +46,18 @@ type Trip struct {
 // caller adds the session, service, agent and what it knows of the tool.
 func (t *Trip) Input(traceID pcommon.TraceID) recovery.Input {
 	in := recovery.Input{
-		FailureType: string(t.FailureType),
+		FailureType: t.FailureType,
 		Confidence:  t.Confidence,
 		Evidence:    t.Evidence,
-		TraceID:     traceID.String(),
-		SpanID:      t.SpanID.String(),
+		TraceID:     traceID,
+		SpanID:      t.SpanID,
 		Tool:        t.Tool,
 		Reason:      t.Reason,
 		Phase:       recovery.PhaseInFlight,
 		Guard:       string(t.Guard),
 	}
 	if in.FailureType == "" {
-		in.FailureType = string(classifier.Unknown)
+		in.FailureType = classifier.Unknown
 	}
 	return in
 }

@@ -3,28 +3,71 @@ package recovery
 import (
 	"bytes"
 	_ "embed"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/triage-otel/triage/classifier"
 )
 
-// Evidence is what a classification rests on.
+// Evidence is what a classification rests on. In the decision document
+// SpanID is 16 lowercase hex digits, or "" when not tied to a span.
 type Evidence struct {
-	SpanID string `json:"span_id"` // 16 lowercase hex digits, or "" when not tied to a span
-	Signal string `json:"signal"`  // manifest, json_schema, http_status, text_rule:<name>, ...
+	SpanID pcommon.SpanID
+	Signal string // manifest, json_schema, http_status, text_rule:<name>, ...
+	Rule   string
+	Reason string
+}
+
+// evidenceJSON is Evidence as the decision document writes it.
+type evidenceJSON struct {
+	SpanID string `json:"span_id"`
+	Signal string `json:"signal"`
 	Rule   string `json:"rule"`
 	Reason string `json:"reason"`
 }
 
+// MarshalJSON writes the span ID in hex ("" for none).
+func (e Evidence) MarshalJSON() ([]byte, error) {
+	w := evidenceJSON{Signal: e.Signal, Rule: e.Rule, Reason: e.Reason}
+	if !e.SpanID.IsEmpty() {
+		w.SpanID = e.SpanID.String()
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes; a span ID that is not 16 hex
+// digits is an error.
+func (e *Evidence) UnmarshalJSON(b []byte) error {
+	var w evidenceJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*e = Evidence{Signal: w.Signal, Rule: w.Rule, Reason: w.Reason}
+	if w.SpanID == "" {
+		return nil
+	}
+	raw, err := hex.DecodeString(w.SpanID)
+	if err != nil || len(raw) != len(e.SpanID) {
+		return fmt.Errorf("evidence span_id %q: want 16 hex digits", truncateBytes(w.SpanID, 64))
+	}
+	copy(e.SpanID[:], raw)
+	return nil
+}
+
 // Input describes one failed run.
 type Input struct {
-	FailureType string // a classifier failure type; anything else is treated as unknown
+	// FailureType is the classifier's; a value the classifier does not
+	// define is treated as unknown (saying so in the reason).
+	FailureType classifier.FailureType
 	Confidence  float64
 	Evidence    []Evidence
-	TraceID     string // 32 hex digits
-	SpanID      string // 16 hex digits: the run's root (or evidence) span
+	TraceID     pcommon.TraceID // required
+	SpanID      pcommon.SpanID  // required: the run's root (or evidence) span
 	// SessionID keys the attempt history (gen_ai.conversation.id,
 	// session.id, ...). Empty: the trace is the session.
 	SessionID string

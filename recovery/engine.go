@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"strings"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -194,10 +194,10 @@ func (e *Engine) Decide(ctx context.Context, in Input) (Decision, error) {
 	}
 	path, strat, isGuard := e.policy.lookupGuard(in.Guard)
 	if !isGuard {
-		path, strat = e.policy.lookup(in.FailureType)
+		path, strat = e.policy.lookup(string(in.FailureType))
 	}
 	now := e.clock.Now()
-	counts, err := e.store.Attempt(ctx, in.SessionID, in.FailureType, now)
+	counts, err := e.store.Attempt(ctx, in.SessionID, string(in.FailureType), now)
 	// The store keys on the full session id (hashed when long); the
 	// document carries a redacted, bounded copy (a conversation id can
 	// carry a key or an e-mail address).
@@ -212,7 +212,7 @@ func (e *Engine) Decide(ctx context.Context, in Input) (Decision, error) {
 	if capped, ok := e.sessionCap(counts, now); ok {
 		res = capped
 	} else if attempt > budget {
-		res = strategy.Exhausted(path, attempt, budget, classifier.FailureType(in.FailureType))
+		res = strategy.Exhausted(path, attempt, budget, in.FailureType)
 	} else if res, err = strat.Decide(ctx, env, path, attempt); err != nil {
 		return Decision{}, err
 	}
@@ -230,6 +230,10 @@ func (e *Engine) Decide(ctx context.Context, in Input) (Decision, error) {
 	if res.Action.Reason != in.Reason { // in.Reason is redacted already
 		res.Action.Reason = e.redactor.Text(res.Action.Reason)
 	}
+	// Hints and targets come from the policy or name the failed tool: the
+	// document holds no free text that did not pass the redactor.
+	res.Action.Hint = e.redactor.Text(res.Action.Hint)
+	res.Action.Target = e.redactor.Text(res.Action.Target)
 	id, err := e.newID()
 	if err != nil {
 		return Decision{}, fmt.Errorf("decision id: %w", err)
@@ -243,13 +247,13 @@ func (e *Engine) Decide(ctx context.Context, in Input) (Decision, error) {
 		Phase:       in.Phase,
 		Guard:       in.Guard,
 		DecisionID:  id,
-		TraceID:     in.TraceID,
-		SpanID:      in.SpanID,
+		TraceID:     in.TraceID.String(),
+		SpanID:      in.SpanID.String(),
 		SessionID:   in.SessionID,
 		Service:     in.Service,
 		Agent:       in.Agent,
 		Tool:        in.Tool,
-		FailureType: in.FailureType,
+		FailureType: string(in.FailureType),
 		Confidence:  in.Confidence,
 		Evidence:    in.Evidence,
 		Action:      res.Action,
@@ -265,22 +269,21 @@ func (e *Engine) Decide(ctx context.Context, in Input) (Decision, error) {
 	return d, nil
 }
 
-// normalize checks the ids and makes the free text of the input safe to
-// publish.
+// normalize checks the input and makes its free text safe to publish: the
+// engine owns the guarantee that a decision document carries no secret
+// (every text field passes its redactor once, here or in Decide).
 func (e *Engine) normalize(in Input) (Input, error) {
-	in.TraceID = strings.ToLower(in.TraceID)
-	in.SpanID = strings.ToLower(in.SpanID)
-	if !isHex(in.TraceID, 32) {
-		return in, fmt.Errorf("recovery input: trace id %q is not 32 hex digits", truncateBytes(in.TraceID, 64))
+	if in.TraceID.IsEmpty() {
+		return in, errors.New("recovery input: no trace id")
 	}
-	if !isHex(in.SpanID, 16) {
-		return in, fmt.Errorf("recovery input: span id %q is not 16 hex digits", truncateBytes(in.SpanID, 64))
+	if in.SpanID.IsEmpty() {
+		return in, errors.New("recovery input: no span id")
 	}
-	if _, ok := classifier.ParseFailureType(in.FailureType); !ok {
+	if !slices.Contains(classifier.FailureTypes, in.FailureType) {
 		if in.Reason == "" && in.FailureType != "" {
-			in.Reason = "unrecognised failure type " + in.FailureType
+			in.Reason = "unrecognised failure type " + string(in.FailureType)
 		}
-		in.FailureType = string(classifier.Unknown)
+		in.FailureType = classifier.Unknown
 	}
 	if math.IsNaN(in.Confidence) || in.Confidence < 0 {
 		in.Confidence = 0
@@ -288,7 +291,7 @@ func (e *Engine) normalize(in Input) (Input, error) {
 		in.Confidence = 1
 	}
 	if in.SessionID == "" {
-		in.SessionID = "trace:" + in.TraceID
+		in.SessionID = "trace:" + in.TraceID.String()
 	}
 	switch in.Phase {
 	case PhaseInFlight:
@@ -308,10 +311,6 @@ func (e *Engine) normalize(in Input) (Input, error) {
 	in.Reason = e.redactor.Text(in.Reason)
 	ev := make([]Evidence, 0, len(in.Evidence))
 	for _, x := range in.Evidence {
-		x.SpanID = strings.ToLower(x.SpanID)
-		if !isHex(x.SpanID, 16) {
-			x.SpanID = ""
-		}
 		x.Signal = e.redactor.Truncate(x.Signal)
 		x.Rule = e.redactor.Truncate(x.Rule)
 		x.Reason = e.redactor.Text(x.Reason)
@@ -319,19 +318,6 @@ func (e *Engine) normalize(in Input) (Input, error) {
 	}
 	in.Evidence = ev
 	return in, nil
-}
-
-func isHex(s string, n int) bool {
-	if len(s) != n {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // SuccessInput describes a run that ended well.
@@ -384,7 +370,7 @@ func (e *Engine) AddUsage(ctx context.Context, session string, u Usage) (Usage, 
 // envOf is what the strategies may read of a (normalised) input.
 func envOf(in Input, now time.Time) Env {
 	return Env{
-		FailureType:  classifier.FailureType(in.FailureType),
+		FailureType:  in.FailureType,
 		Reason:       in.Reason,
 		SessionID:    in.SessionID,
 		Service:      in.Service,

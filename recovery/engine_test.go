@@ -2,10 +2,13 @@ package recovery
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
 const sequencePolicy = `
@@ -124,29 +127,39 @@ policy:
 func TestDecideInputHandling(t *testing.T) {
 	e := newEngine(t, `{}`)
 	bad := input("timeout", "s")
-	bad.TraceID = "xyz"
+	bad.TraceID = pcommon.TraceID{}
 	if _, err := e.Decide(context.Background(), bad); err == nil {
-		t.Error("a malformed trace id must be rejected")
+		t.Error("a missing trace id must be rejected")
 	}
 	bad = input("timeout", "s")
-	bad.SpanID = ""
+	bad.SpanID = pcommon.SpanID{}
 	if _, err := e.Decide(context.Background(), bad); err == nil {
 		t.Error("a missing span id must be rejected")
 	}
 
 	odd := input("made_up_type", "")
-	odd.TraceID = strings.ToUpper(testTrace)
 	odd.Confidence = 7
-	odd.Evidence = append(odd.Evidence, Evidence{SpanID: "not-hex", Signal: "llm"})
+	odd.Evidence = append(odd.Evidence, Evidence{Signal: "llm"})
 	d := decide(t, e, odd)
 	if d.FailureType != "unknown" || d.Action.Kind != ActionEscalate || !strings.Contains(d.Action.Reason, "made_up_type") {
 		t.Errorf("unrecognised type should escalate as unknown, saying so: %+v", d)
 	}
-	if d.SessionID != "trace:"+testTrace || d.TraceID != testTrace {
-		t.Errorf("no session: the trace is the session, ids lower-cased: %q %q", d.SessionID, d.TraceID)
+	if d.SessionID != "trace:"+testTraceHex || d.TraceID != testTraceHex || d.SpanID != testSpanHex {
+		t.Errorf("no session: the trace is the session, ids in lower-case hex: %q %q %q", d.SessionID, d.TraceID, d.SpanID)
 	}
-	if d.Confidence != 1 || d.Evidence[1].SpanID != "" {
-		t.Errorf("confidence clamped and bad evidence span id dropped: %v %q", d.Confidence, d.Evidence[1].SpanID)
+	raw, err := d.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Confidence != 1 || !strings.Contains(string(raw), `"span_id":"`+testSpanHex+`"`) || !strings.Contains(string(raw), `{"span_id":"","signal":"llm"`) {
+		t.Errorf("confidence clamped, evidence span ids in hex (\"\" for none): %v %s", d.Confidence, raw)
+	}
+	var back Decision
+	if err := json.Unmarshal(raw, &back); err != nil || back.Evidence[0].SpanID != testSpan || !back.Evidence[1].SpanID.IsEmpty() {
+		t.Errorf("the document reads back: %v %+v", err, back.Evidence)
+	}
+	if err := json.Unmarshal([]byte(`{"span_id":"not-hex"}`), &Evidence{}); err == nil {
+		t.Error("an evidence span id that is not hex must not read")
 	}
 	if _, err := time.Parse(time.RFC3339Nano, d.Time); err != nil {
 		t.Errorf("time %q: %v", d.Time, err)
@@ -212,5 +225,24 @@ func TestWithStrategyReplacesAnEntry(t *testing.T) {
 	cancel()
 	if _, err := e.Decide(ctx, input("timeout", "s-cancelled")); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled context: %v", err)
+	}
+}
+
+// The engine owns the decision document's guarantee: text from the policy
+// (hints, targets) passes the redactor like text from the run.
+func TestPolicyTextIsRedacted(t *testing.T) {
+	e := newEngine(t, `
+policy:
+  timeout: {kind: fallback, target: "model:x?key=sk-proj-AbCdEfGhIjKlMnOpQrStUvWx1234", hint: "retry with password=hunter2hunter2"}
+`)
+	d := decide(t, e, input("timeout", "s"))
+	raw, _ := d.JSON()
+	for _, secret := range []string{"sk-proj-AbCdEf", "hunter2hunter2"} {
+		if strings.Contains(string(raw), secret) {
+			t.Fatalf("decision leaks %q: %s", secret, raw)
+		}
+	}
+	if !strings.HasPrefix(d.Action.Target, "model:x") || !strings.HasPrefix(d.Action.Hint, "retry with") {
+		t.Errorf("the rest of the text is kept: %+v", d.Action)
 	}
 }

@@ -5,6 +5,10 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/triage-otel/triage/classifier"
 )
 
 func FuzzRedactor(f *testing.F) {
@@ -31,16 +35,20 @@ func FuzzRedactor(f *testing.F) {
 }
 
 func FuzzDecideInput(f *testing.F) {
-	f.Add("timeout", "conv", testTrace, testSpan, "reason", 0.5)
-	f.Add("", "", "", "", "", -1.0)
-	f.Add("external_fault", strings.Repeat("s", 300), strings.ToUpper(testTrace), testSpan, "\xff", 2.0)
+	f.Add("timeout", "conv", testTrace[:], testSpan[:], "reason", 0.5)
+	f.Add("", "", []byte{}, []byte{}, "", -1.0)
+	f.Add("external_fault", strings.Repeat("s", 300), testTrace[:], []byte{1}, "\xff", 2.0)
 	e, err := New(DefaultConfig())
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Fuzz(func(t *testing.T, ft, session, trace, span, reason string, conf float64) {
-		d, err := e.Decide(context.Background(), Input{FailureType: ft, SessionID: session, TraceID: trace, SpanID: span, Reason: reason, Confidence: conf,
-			Evidence: []Evidence{{SpanID: span, Signal: reason, Reason: reason}}})
+	f.Fuzz(func(t *testing.T, ft, session string, trace, span []byte, reason string, conf float64) {
+		var traceID pcommon.TraceID
+		var spanID pcommon.SpanID
+		copy(traceID[:], trace)
+		copy(spanID[:], span)
+		d, err := e.Decide(context.Background(), Input{FailureType: classifier.FailureType(ft), SessionID: session, TraceID: traceID, SpanID: spanID,
+			Reason: reason, Confidence: conf, Evidence: []Evidence{{SpanID: spanID, Signal: reason, Reason: reason}}})
 		if err != nil {
 			return
 		}

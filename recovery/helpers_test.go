@@ -6,21 +6,29 @@ import (
 	"testing"
 
 	"github.com/go-viper/mapstructure/v2"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/triage-otel/triage/classifier"
 	"github.com/triage-otel/triage/recovery/internal/fakeclock"
 )
 
 func newFakeClock() *fakeclock.Clock { return fakeclock.New() }
 
+// The IDs of the test failures, and their hex as the decision writes them.
 const (
-	testTrace = "0af7651916cd43dd8448eb211c80319c"
-	testSpan  = "b7ad6b7169203331"
+	testTraceHex = "0af7651916cd43dd8448eb211c80319c"
+	testSpanHex  = "b7ad6b7169203331"
+)
+
+var (
+	testTrace = pcommon.TraceID{0x0a, 0xf7, 0x65, 0x19, 0x16, 0xcd, 0x43, 0xdd, 0x84, 0x48, 0xeb, 0x21, 0x1c, 0x80, 0x31, 0x9c}
+	testSpan  = pcommon.SpanID{0xb7, 0xad, 0x6b, 0x71, 0x69, 0x20, 0x33, 0x31}
 )
 
 func input(failureType, session string) Input {
 	return Input{
-		FailureType: failureType,
+		FailureType: classifier.FailureType(failureType),
 		Confidence:  0.9,
 		Evidence:    []Evidence{{SpanID: testSpan, Signal: "http_status", Reason: "HTTP 503"}},
 		TraceID:     testTrace,

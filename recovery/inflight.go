@@ -8,7 +8,7 @@ import "time"
 // are not charged twice), under a new decision id that references it.
 func (e *Engine) reuseInFlight(in Input) (Decision, bool) {
 	f := in.InFlight
-	if in.Phase != PhaseFinal || f == nil || f.FailureType != in.FailureType || f.DecisionID == "" {
+	if in.Phase != PhaseFinal || f == nil || f.FailureType != string(in.FailureType) || f.DecisionID == "" {
 		return Decision{}, false
 	}
 	id, err := e.newID()
@@ -19,7 +19,7 @@ func (e *Engine) reuseInFlight(in Input) (Decision, bool) {
 	d.Version, d.Phase, d.Guard = DecisionVersion, PhaseFinal, ""
 	d.InFlightDecisionID = f.DecisionID
 	d.DecisionID = id
-	d.TraceID, d.SpanID = in.TraceID, in.SpanID
+	d.TraceID, d.SpanID = in.TraceID.String(), in.SpanID.String()
 	d.SessionID = e.redactor.Text(in.SessionID)
 	d.Service, d.Agent, d.Tool = in.Service, in.Agent, in.Tool
 	d.Confidence, d.Evidence = in.Confidence, in.Evidence

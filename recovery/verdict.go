@@ -16,19 +16,19 @@ const maxEvidence = 8
 // The caller adds the session, service and agent.
 func InputFromVerdict(v *classifier.Verdict, traceID pcommon.TraceID, spanID pcommon.SpanID) Input {
 	in := Input{
-		FailureType: string(v.FailureType),
+		FailureType: v.FailureType,
 		Confidence:  v.Confidence,
 		Reason:      v.Reason,
-		TraceID:     traceID.String(),
-		SpanID:      spanID.String(),
+		TraceID:     traceID,
+		SpanID:      spanID,
 	}
 	if in.FailureType == "" {
-		in.FailureType = string(classifier.Unknown)
+		in.FailureType = classifier.Unknown
 	}
 	seen := map[pcommon.SpanID]bool{}
 	if v.Signal != classifier.SignalNone || !v.EvidenceSpanID.IsEmpty() {
 		in.Evidence = append(in.Evidence, Evidence{
-			SpanID: spanIDString(v.EvidenceSpanID),
+			SpanID: v.EvidenceSpanID,
 			Signal: classifier.Label(v.Signal, v.Rule),
 			Rule:   v.Rule,
 			Reason: v.Reason,
@@ -51,7 +51,7 @@ func InputFromVerdict(v *classifier.Verdict, traceID pcommon.TraceID, spanID pco
 		}
 		seen[inc.SpanID] = true
 		in.Evidence = append(in.Evidence, Evidence{
-			SpanID: spanIDString(inc.SpanID),
+			SpanID: inc.SpanID,
 			Signal: classifier.Label(inc.Signal, inc.Rule),
 			Rule:   inc.Rule,
 			Reason: inc.Reason,
@@ -61,11 +61,4 @@ func InputFromVerdict(v *classifier.Verdict, traceID pcommon.TraceID, spanID pco
 		in.Tool = lastTool
 	}
 	return in
-}
-
-func spanIDString(id pcommon.SpanID) string {
-	if id.IsEmpty() {
-		return ""
-	}
-	return id.String()
 }

@@ -23,10 +23,10 @@ func TestInputFromVerdict(t *testing.T) {
 		},
 	}
 	in := InputFromVerdict(&v, trace, root)
-	if in.FailureType != "external_fault" || in.Confidence != 0.8 || in.Tool != "payments" || in.TraceID != trace.String() || in.SpanID != root.String() {
+	if in.FailureType != "external_fault" || in.Confidence != 0.8 || in.Tool != "payments" || in.TraceID != trace || in.SpanID != root {
 		t.Fatalf("%+v", in)
 	}
-	if len(in.Evidence) != 1 || in.Evidence[0].Signal != "text_rule:http_5xx" || in.Evidence[0].SpanID != bad.String() {
+	if len(in.Evidence) != 1 || in.Evidence[0].Signal != "text_rule:http_5xx" || in.Evidence[0].SpanID != bad {
 		t.Fatalf("evidence %+v (recovered incidents and duplicates are left out)", in.Evidence)
 	}
 	e := newEngine(t, `{}`)

@@ -112,7 +112,7 @@ func decisionDoc(t testing.TB, id string, trace, span uint64, ft string, kind re
 		Tool:        tool,
 		FailureType: ft,
 		Confidence:  0.9,
-		Evidence:    []recovery.Evidence{{SpanID: spanID(span + 1).String(), Signal: "http_status", Reason: "503"}},
+		Evidence:    []recovery.Evidence{{SpanID: spanID(span + 1), Signal: "http_status", Reason: "503"}},
 		Action:      recovery.Action{Kind: kind, DelayMS: 500, Hint: "retry later"},
 		Attempt:     1,
 		MaxAttempts: 3,

@@ -23,7 +23,7 @@ func inFlightSpan(t testing.TB, trace, id, parent uint64, guard string, kind rec
 		DecisionID: decID, TraceID: traceID(trace).String(), SpanID: spanID(parent).String(),
 		SessionID: "sess-1", Service: "checkout", Agent: "support", Tool: "lookup_order",
 		FailureType: "loop_detected", Confidence: 0.9,
-		Evidence: []recovery.Evidence{{SpanID: spanID(parent).String(), Signal: "loop"}},
+		Evidence: []recovery.Evidence{{SpanID: spanID(parent), Signal: "loop"}},
 		Action:   recovery.Action{Kind: kind}, Attempt: 1, MaxAttempts: 2, Policy: "loop_detected:" + string(kind),
 		Time: baseTime.Format(time.RFC3339),
 	}

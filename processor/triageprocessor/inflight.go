@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/triage-otel/triage/classifier"
 	"github.com/triage-otel/triage/guard"
 	"github.com/triage-otel/triage/processor/triageprocessor/internal/metadata"
 	"github.com/triage-otel/triage/recovery"
@@ -179,8 +180,7 @@ func (p *triageProcessor) inFlightDecision(ctx context.Context, traceID pcommon.
 	}
 	in := tr.Input(traceID)
 	in.SessionID = run.Session()
-	in.Service, in.Agent = p.out.text(run.Service()), p.out.text(run.Agent())
-	in.Tool = p.out.text(in.Tool)
+	in.Service, in.Agent = run.Service(), run.Agent() // the engine redacts them for the document
 	if why, ok := run.NonIdempotent(tr.Tool); ok {
 		in.NonIdempotent = why
 	}
@@ -203,7 +203,7 @@ func (p *triageProcessor) inFlightDecision(ctx context.Context, traceID pcommon.
 	if d.Tool != "" {
 		anns = append(anns, strAnn(attrTool, d.Tool))
 	}
-	p.logger.Debug("in-flight decision", zap.String("trace_id", in.TraceID), zap.String("guard", string(tr.Guard)),
+	p.logger.Debug("in-flight decision", zap.Stringer("trace_id", in.TraceID), zap.String("guard", string(tr.Guard)),
 		zap.String("action", string(d.Action.Kind)), zap.String("reason", p.out.text(tr.Reason)))
 	return d, anns, true
 }
@@ -278,7 +278,7 @@ func (p *triageProcessor) closeInFlight(ctx context.Context, h *heldTrace, runs 
 // inFlightOfRun picks, among a trace's in-flight decisions, the one a
 // run's final decision refers to: on one of the run's spans, of the final
 // failure type if there is one, else the first.
-func inFlightOfRun(run *trajectory.Run, failureType string, decisions []recovery.Decision) *recovery.Decision {
+func inFlightOfRun(run *trajectory.Run, failureType classifier.FailureType, decisions []recovery.Decision) *recovery.Decision {
 	if len(decisions) == 0 {
 		return nil
 	}
@@ -292,7 +292,7 @@ func inFlightOfRun(run *trajectory.Run, failureType string, decisions []recovery
 		if !ids[d.SpanID] {
 			continue
 		}
-		if d.FailureType == failureType {
+		if d.FailureType == string(failureType) {
 			return d
 		}
 		if first == nil {

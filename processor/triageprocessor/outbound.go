@@ -9,15 +9,22 @@ import (
 	"github.com/triage-otel/triage/trajectory"
 )
 
-// outbound is the processor's one redaction point. Every user-controlled
-// string that leaves the processor passes through it: the names written in
-// triage.* attributes (service, agent, tool; the connector takes its metric
-// labels and log attributes from them), the decision document (the
-// recovery engine redacts the session, names, reasons and hints with this
-// same redactor), rule errors, and the errors and panic values quoted in
-// log lines (an OTTL evaluation error or a Redis error can quote span
-// data). recovery.Redactor removes credentials (glued into other text or
-// after "_" too), e-mail addresses and card numbers, and bounds the length
+// outbound redacts what the processor itself publishes. There is one
+// redactor (recovery.Redactor, configured by recovery.redaction) and each
+// outbound string passes it exactly once, at the one place that writes it:
+//
+//   - the decision document: the recovery engine, given this redactor
+//     (recovery.WithRedactor), owns its guarantee (session, names, reasons,
+//     evidence, hints, targets), so the processor passes the run's raw
+//     names in and the document's fields out untouched;
+//   - everything else, here: the names written in triage.* attributes
+//     (service, agent, tool; the connector takes its metric labels and log
+//     attributes from them), rule errors, and the errors and panic values
+//     quoted in log lines (an OTTL evaluation error or a Redis error can
+//     quote span data).
+//
+// The redactor removes credentials (glued into other text or after "_"
+// too), e-mail addresses and card numbers, and bounds the length
 // (recovery.redaction.max_length).
 type outbound struct {
 	red *recovery.Redactor

@@ -112,7 +112,7 @@ func (r *recoverer) callContext(ctx context.Context) (context.Context, context.C
 // the engine could not decide (counted and logged).
 func (r *recoverer) decide(ctx context.Context, in recovery.Input, run *trajectory.Run) []annotation {
 	in.SessionID = r.session(run)
-	in.Service, in.Agent = r.out.text(run.Service), r.out.text(run.Agent)
+	in.Service, in.Agent = run.Service, run.Agent // the engine redacts them for the document
 	d, anns, ok := r.decideInput(ctx, in)
 	if ok {
 		r.tb.ProcessorTriageRecoveryDecisions.Add(ctx, 1, metric.WithAttributes(attribute.String("action", string(d.Action.Kind))))
@@ -129,18 +129,15 @@ func (r *recoverer) decideInput(ctx context.Context, in recovery.Input) (d recov
 	cancel()
 	if err != nil {
 		r.tb.ProcessorTriageRecoveryErrors.Add(ctx, 1, metric.WithAttributes(attribute.String("operation", "decide")))
-		r.logger.Warn("no recovery decision", zap.String("phase", in.Phase), zap.String("trace_id", in.TraceID), zap.String("span_id", in.SpanID), r.out.err(err))
+		r.logger.Warn("no recovery decision", zap.String("phase", in.Phase), zap.Stringer("trace_id", in.TraceID), zap.Stringer("span_id", in.SpanID), r.out.err(err))
 		return d, nil, false
 	}
-	// The engine redacts the text it copies from the input; hints and
-	// targets come from the policy (or name the failed tool) and are
-	// redacted here too, so the document holds no free text that was not.
-	d.Action.Hint = r.out.text(d.Action.Hint)
-	d.Action.Target = r.out.text(d.Action.Target)
+	// The engine (with this processor's redactor) owns the document's
+	// guarantee: every text field of d has passed the redactor once.
 	raw, err := d.JSON()
 	if err != nil {
 		r.tb.ProcessorTriageRecoveryErrors.Add(ctx, 1, metric.WithAttributes(attribute.String("operation", "decide")))
-		r.logger.Warn("encoding a recovery decision", zap.String("trace_id", in.TraceID), r.out.err(err))
+		r.logger.Warn("encoding a recovery decision", zap.Stringer("trace_id", in.TraceID), r.out.err(err))
 		return d, nil, false
 	}
 	anns = []annotation{
@@ -213,9 +210,8 @@ func (p *triageProcessor) runAnnotations(ctx context.Context, traceID pcommon.Tr
 		return anns
 	}
 	in := recovery.InputFromVerdict(v, traceID, decisionSpanID(run, v))
-	in.Tool = p.out.text(in.Tool)
 	if in.Tool != "" {
-		anns = append(anns, strAnn(attrTool, in.Tool))
+		anns = append(anns, strAnn(attrTool, p.out.text(in.Tool)))
 	}
 	if why, ok := run.ToolHints(in.Tool).NonIdempotent(); ok {
 		in.NonIdempotent = why
