@@ -21,8 +21,10 @@ import (
 	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/exportertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 
+	"github.com/triage-otel/triage/classifier"
 	"github.com/triage-otel/triage/exporter/recoverywebhookexporter"
 	"github.com/triage-otel/triage/guard"
 	"github.com/triage-otel/triage/recovery"
@@ -98,9 +100,14 @@ func newTraceID() string {
 // ("" for a final one), prior the in-flight decision a final one follows.
 func (f *fixture) decide(trace, session, failureType, guard string, prior *recovery.Decision) recovery.Decision {
 	f.t.Helper()
-	in := recovery.Input{FailureType: failureType, Confidence: 0.9, TraceID: trace, SpanID: "00f067aa0ba902b7",
+	var traceID pcommon.TraceID
+	if _, err := hex.Decode(traceID[:], []byte(trace)); err != nil {
+		f.t.Fatal(err)
+	}
+	spanID := pcommon.SpanID{0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7}
+	in := recovery.Input{FailureType: classifier.FailureType(failureType), Confidence: 0.9, TraceID: traceID, SpanID: spanID,
 		SessionID: session, Service: "looping-agent", Agent: "travel-assistant", Tool: "get_weather",
-		Evidence: []recovery.Evidence{{SpanID: "00f067aa0ba902b7", Signal: "loop"}}, InFlight: prior}
+		Evidence: []recovery.Evidence{{SpanID: spanID, Signal: "loop"}}, InFlight: prior}
 	in.Phase = recovery.PhaseFinal
 	if guard != "" {
 		in.Phase, in.Guard = recovery.PhaseInFlight, guard
