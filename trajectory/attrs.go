@@ -152,7 +152,7 @@ func lenientUnmarshal(data []byte, v any) bool {
 	// Message shapes, most of what Build decodes, have decoders of their
 	// own (msgdecode.go) with the same rules.
 	switch dst := v.(type) {
-	case *jsonMessage, *[]jsonMessage, *jsonPart, *[]jsonPart, *[]json.RawMessage, *[]string, *messagesWrapper:
+	case *jsonMessage, *[]jsonMessage, *jsonPart, *[]jsonPart, *[]json.RawMessage, *[]string, *metadataIDs:
 		text := strings.TrimSpace(string(data))
 		if !validJSON(text) {
 			return false
@@ -170,8 +170,8 @@ func lenientUnmarshal(data []byte, v any) bool {
 			setSlice(dst, text, func(v string, r *json.RawMessage) { setRaw(r, v) })
 		case *[]string:
 			setSlice(dst, text, func(v string, e *string) { setString(e, v) })
-		case *messagesWrapper:
-			decodeMessagesWrapperJSON(text, dst)
+		case *metadataIDs:
+			decodeMetadataJSON(text, dst)
 		}
 		return true
 	}

@@ -34,12 +34,9 @@ func toolMessage(out string) (ToolResult, bool) {
 	if !looksJSON(out) || !strings.Contains(out, "ToolMessage") {
 		return ToolResult{}, false
 	}
-	var w struct {
-		Output json.RawMessage `json:"output"`
-	}
 	raw := json.RawMessage(out)
-	if lenientUnmarshal(raw, &w) && len(w.Output) > 0 {
-		raw = w.Output
+	if o, ok := rawMemberJSON(raw, "output"); ok && len(o) > 0 {
+		raw = o
 	}
 	m, ok := decodeMessage(raw)
 	if !ok || m.Role != "tool" || len(m.Results) == 0 {

@@ -138,17 +138,15 @@ func decodeMessages(s string) []message {
 	}
 	out := make([]message, 0, len(raw))
 	for _, r := range raw {
-		if m, ok := decodeMessage(r); ok {
+		// Elements of a list unwrapMessageList validated: decoded
+		// without scanning them again.
+		var jm jsonMessage
+		decodeMessageJSON(string(r), &jm)
+		if m, ok := messageFrom(&jm); ok {
 			out = append(out, m)
 		}
 	}
 	return out
-}
-
-// messagesWrapper is {"messages": [...]}, a wrapper some instrumentations
-// record a message list in.
-type messagesWrapper struct {
-	Messages json.RawMessage `json:"messages"`
 }
 
 func unwrapMessageList(r json.RawMessage, depth int) []json.RawMessage {
@@ -158,9 +156,8 @@ func unwrapMessageList(r json.RawMessage, depth int) []json.RawMessage {
 	}
 	switch r[0] {
 	case '{':
-		var w messagesWrapper
-		if lenientUnmarshal(r, &w) && len(w.Messages) > 0 {
-			return unwrapMessageList(w.Messages, depth+1)
+		if m, ok := rawMemberJSON(r, "messages"); ok && len(m) > 0 {
+			return unwrapMessageList(m, depth+1)
 		}
 		return nil
 	case '[':

@@ -173,19 +173,44 @@ func hex4(s string) rune {
 	return r
 }
 
-// decodeMessagesWrapperJSON decodes the valid JSON value v into w.
-func decodeMessagesWrapperJSON(v string, w *messagesWrapper) {
+// rawMemberJSON is lenientUnmarshal of data into a struct of one raw field
+// named name (a wrapper such as {"messages": [...]} or {"output": ...}):
+// ok false for text that is not valid JSON; the value of the last key
+// matching name, nil when none does.
+func rawMemberJSON(data []byte, name string) (json.RawMessage, bool) {
+	if len(data) == 0 || len(data) > MaxParsedJSONBytes {
+		return nil, false
+	}
+	text := strings.TrimSpace(string(data))
+	if !validJSON(text) {
+		return nil, false
+	}
+	var raw json.RawMessage
+	if jsonKind(text) == '{' {
+		names := []string{name}
+		eachMember(text, func(key, val string) {
+			if fieldIndex(key, names) == 0 {
+				setRaw(&raw, val)
+			}
+		})
+	}
+	return raw, true
+}
+
+var metadataFields = []string{"lc_agent_name", "session_id", "conversation_id", "thread_id"}
+
+// decodeMetadataJSON decodes the valid JSON value v into md.
+func decodeMetadataJSON(v string, md *metadataIDs) {
 	if jsonKind(v) != '{' {
 		return
 	}
+	fields := [...]*string{&md.AgentName, &md.SessionID, &md.ConversationID, &md.ThreadID}
 	eachMember(v, func(key, val string) {
-		if fieldIndex(key, messagesWrapperFields) == 0 {
-			setRaw(&w.Messages, val)
+		if i := fieldIndex(key, metadataFields); i >= 0 {
+			setString(fields[i], val)
 		}
 	})
 }
-
-var messagesWrapperFields = []string{"messages"}
 
 // fieldIndex returns the index of the field name matching key as
 // encoding/json matches it, or -1.

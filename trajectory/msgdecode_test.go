@@ -42,7 +42,26 @@ func checkMessageDecode(t *testing.T, s string) {
 	checkLenient[[]jsonPart](t, s)
 	checkLenient[[]json.RawMessage](t, s)
 	checkLenient[[]string](t, s)
-	checkLenient[messagesWrapper](t, s)
+	checkLenient[metadataIDs](t, s)
+	checkRawMember(t, s)
+}
+
+// checkRawMember compares rawMemberJSON with encoding/json decoding into a
+// one-field struct.
+func checkRawMember(t *testing.T, s string) {
+	t.Helper()
+	var m struct {
+		Messages json.RawMessage `json:"messages"`
+	}
+	var o struct {
+		Output json.RawMessage `json:"output"`
+	}
+	okM, okO := stdLenient([]byte(s), &m), stdLenient([]byte(s), &o)
+	gotM, gM := rawMemberJSON([]byte(s), "messages")
+	gotO, gO := rawMemberJSON([]byte(s), "output")
+	if okM != gM || okO != gO || !reflect.DeepEqual(m.Messages, gotM) || !reflect.DeepEqual(o.Output, gotO) {
+		t.Fatalf("%q: encoding/json %q/%v %q/%v, scanner %q/%v %q/%v", s, m.Messages, okM, o.Output, okO, gotM, gM, gotO, gO)
+	}
 }
 
 // checkLenient decodes the valid JSON s into a T with encoding/json
@@ -75,7 +94,7 @@ var messageDecodeCases = []string{
 	`{"tool_calls":[{"id":"c","function":{"name":"f","arguments":"{}"},"args":null}]}`, `{"additional_kwargs":{"tool_calls":[{"id":"a"}]},"response_metadata":{"finish_reason":"stop"}}`,
 	`{"additional_kwargs":[],"response_metadata":"x"}`, `{"lc":1,"id":["a","ToolMessage"],"kwargs":{"content":"r"}}`, `{"name":"a\u00e9\n\"b","status":"\ud800"}`,
 	"{\"role\":\"\xff\"}", `{"rolE":"x","toolcallid":"y","tool_call_ID":"z"}`, `[{"role":"a"},{"role":"b","parts":[{"toolCallId":"t","toolcallid":"u"}]}]`,
-	`{"\u0072ole":"escaped key"}`, `{"messages":[{"role":"user"}],"Messages":null}`, `{"MESSAGES":[[1]]}`, `[" a ",{"x":1}, null ,[2]]`, `["a\tb","\ud83d\ude00","\ud83dx","\udc00\ud800","\/"]`, `{"role":"K","kind":"Kelvin K"}`, `[1,"x",null,{}]`, `"string"`, `null`, `{"parts":[{"output":{"type":"error-text","value":"boom"}}]}`,
+	`{"\u0072ole":"escaped key"}`, `{"messages":[{"role":"user"}],"Messages":null}`, `{"MESSAGES":[[1]]}`, `{"output":{"lc":1},"OutPut":"x"}`, `{"session_id":"s","Thread_ID":"t","lc_agent_name":3,"conversation_id":null}`, `[" a ",{"x":1}, null ,[2]]`, `["a\tb","\ud83d\ude00","\ud83dx","\udc00\ud800","\/"]`, `{"role":"K","kind":"Kelvin K"}`, `[1,"x",null,{}]`, `"string"`, `null`, `{"parts":[{"output":{"type":"error-text","value":"boom"}}]}`,
 }
 
 func TestMessageDecodeMatchesEncodingJSON(t *testing.T) {
