@@ -74,7 +74,31 @@ const maxResultIdentity = 4096
 var volatileValue = regexp.MustCompile(`\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?|\b\d{1,2}:\d{2}(?::\d{2})?\b|\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b|\b[0-9a-fA-F]{16,}\b|\b\d{10,}\b`)
 
 func maskVolatile(s string) string {
+	if !mayHoldVolatile(s) {
+		return s
+	}
 	return volatileValue.ReplaceAllString(s, "#")
+}
+
+// mayHoldVolatile is a necessary condition for a volatileValue match: every
+// alternative holds a digit or, for a UUID or long hex id written in
+// letters only, a run of at least eight hex digits.
+func mayHoldVolatile(s string) bool {
+	run := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case '0' <= c && c <= '9':
+			return true
+		case 'a' <= c && c <= 'f', 'A' <= c && c <= 'F':
+			if run++; run >= 8 {
+				return true
+			}
+		default:
+			run = 0
+		}
+	}
+	return false
 }
 
 // newLoopCall keeps a digest of the canonical arguments for equality and

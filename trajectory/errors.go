@@ -221,6 +221,9 @@ func providerCode(msg string) string {
 	if len(msg) > maxErrorTextScan {
 		msg = msg[:maxErrorTextScan]
 	}
+	if !strings.Contains(msg, "error") {
+		return "" // every match of errorObjRe holds the word
+	}
 	loc := errorObjRe.FindStringIndex(msg)
 	if loc == nil {
 		return ""

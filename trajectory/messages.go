@@ -132,12 +132,24 @@ func decodeMessages(s string) []message {
 			return out
 		}
 	}
+	return decodeMessagesWhere(s, nil)
+}
+
+// decodeMessagesWhere is decodeMessages on the messages for which keep (if
+// set) is true of their JSON text; the others are not decoded.
+func decodeMessagesWhere(s string, keep func(string) bool) []message {
+	if !looksJSON(s) {
+		return nil
+	}
 	raw := unwrapMessageList(json.RawMessage(s), 0)
 	if raw == nil {
 		return nil
 	}
 	out := make([]message, 0, len(raw))
 	for _, r := range raw {
+		if keep != nil && !keep(string(r)) {
+			continue
+		}
 		// Elements of a list unwrapMessageList validated: decoded
 		// without scanning them again.
 		var jm jsonMessage
@@ -178,6 +190,40 @@ func unwrapMessageList(r json.RawMessage, depth int) []json.RawMessage {
 		return list
 	}
 	return nil
+}
+
+// mayBeToolMessage is a necessary condition for a message's JSON text to
+// decode to role "tool" (messageFrom): its role or type says "tool" in
+// some letter case, its LangChain class is ToolMessage or FunctionMessage,
+// or its type is function_call_output. Without an escape those words are
+// in the text as ASCII letters (lower-casing maps no other letter to t, o,
+// l, f, u, n or c).
+func mayBeToolMessage(s string) bool {
+	if strings.IndexByte(s, '\\') >= 0 {
+		return true
+	}
+	return containsFoldASCII(s, "tool") || containsFoldASCII(s, "function")
+}
+
+// containsFoldASCII reports whether s holds word (lower-case ASCII) in any
+// ASCII letter case.
+func containsFoldASCII(s, word string) bool {
+	for i := 0; i+len(word) <= len(s); i++ {
+		j := 0
+		for ; j < len(word); j++ {
+			c := s[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != word[j] {
+				break
+			}
+		}
+		if j == len(word) {
+			return true
+		}
+	}
+	return false
 }
 
 var langchainRoles = map[string]string{

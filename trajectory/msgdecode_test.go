@@ -44,6 +44,28 @@ func checkMessageDecode(t *testing.T, s string) {
 	checkLenient[[]string](t, s)
 	checkLenient[metadataIDs](t, s)
 	checkRawMember(t, s)
+	checkToolMessageFilter(t, s)
+}
+
+// checkToolMessageFilter: the messages mayBeToolMessage skips are never
+// tool messages (chainMessages reads only those).
+func checkToolMessageFilter(t *testing.T, s string) {
+	t.Helper()
+	tools := func(ms []message) []message {
+		var out []message
+		for _, m := range ms {
+			if m.Role == "tool" {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	for _, v := range []string{s, "[" + s + "]", `{"messages":[` + s + `]}`} {
+		all, filtered := tools(decodeMessages(v)), tools(decodeMessagesWhere(v, mayBeToolMessage))
+		if !reflect.DeepEqual(all, filtered) {
+			t.Fatalf("%q: tool messages %#v, filtered %#v", v, all, filtered)
+		}
+	}
 }
 
 // checkRawMember compares rawMemberJSON with encoding/json decoding into a
@@ -94,7 +116,7 @@ var messageDecodeCases = []string{
 	`{"tool_calls":[{"id":"c","function":{"name":"f","arguments":"{}"},"args":null}]}`, `{"additional_kwargs":{"tool_calls":[{"id":"a"}]},"response_metadata":{"finish_reason":"stop"}}`,
 	`{"additional_kwargs":[],"response_metadata":"x"}`, `{"lc":1,"id":["a","ToolMessage"],"kwargs":{"content":"r"}}`, `{"name":"a\u00e9\n\"b","status":"\ud800"}`,
 	"{\"role\":\"\xff\"}", `{"rolE":"x","toolcallid":"y","tool_call_ID":"z"}`, `[{"role":"a"},{"role":"b","parts":[{"toolCallId":"t","toolcallid":"u"}]}]`,
-	`{"\u0072ole":"escaped key"}`, `{"messages":[{"role":"user"}],"Messages":null}`, `{"MESSAGES":[[1]]}`, `{"output":{"lc":1},"OutPut":"x"}`, `{"session_id":"s","Thread_ID":"t","lc_agent_name":3,"conversation_id":null}`, `[" a ",{"x":1}, null ,[2]]`, `["a\tb","\ud83d\ude00","\ud83dx","\udc00\ud800","\/"]`, `{"role":"K","kind":"Kelvin K"}`, `[1,"x",null,{}]`, `"string"`, `null`, `{"parts":[{"output":{"type":"error-text","value":"boom"}}]}`,
+	`{"\u0072ole":"escaped key"}`, `{"messages":[{"role":"user"}],"Messages":null}`, `{"MESSAGES":[[1]]}`, `{"output":{"lc":1},"OutPut":"x"}`, `{"role":"TOOL","content":"r"}`, `{"type":"function_call_output","call_id":"c","output":"o"}`, `{"lc":1,"type":"constructor","id":["langchain","ToolMessage"],"kwargs":{"content":"x","tool_call_id":"c"}}`, `{"lc":1,"id":["FunctionMessage"],"kwargs":{"content":"y"}}`, `{"Role":"To\u006fl","content":"z"}`, `{"type":"tool","content":"w"}`, `{"session_id":"s","Thread_ID":"t","lc_agent_name":3,"conversation_id":null}`, `[" a ",{"x":1}, null ,[2]]`, `["a\tb","\ud83d\ude00","\ud83dx","\udc00\ud800","\/"]`, `{"role":"K","kind":"Kelvin K"}`, `[1,"x",null,{}]`, `"string"`, `null`, `{"parts":[{"output":{"type":"error-text","value":"boom"}}]}`,
 }
 
 func TestMessageDecodeMatchesEncodingJSON(t *testing.T) {
