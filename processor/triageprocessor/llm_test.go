@@ -312,3 +312,29 @@ func TestLLMOffByDefault(t *testing.T) {
 	ft, _ := strAttr(root, attrFailureType)
 	assert.Equal(t, "unknown", ft)
 }
+
+// Late spans of a trace waiting for the model wait with it only up to
+// max_spans_per_trace of them: beyond, they go on at once (without the
+// decision's annotations) and are counted, so a slow model cannot make a
+// trace gather spans without bound.
+func TestLLMLateSpansOfAHeldTraceAreBounded(t *testing.T) {
+	release := make(chan struct{})
+	srv := llmtest.New(t, func(llmtest.Request, int) llmtest.Reply {
+		<-release
+		return llmtest.Reply{Content: llmtest.Answer("wrong_tool_called", 0.9, "no handler registered under the name")}
+	})
+	model := withLLM(srv.Endpoint(), func(c *LLMConfig) { c.MaxConcurrency = 1 })
+	h := newHarness(t, func(c *Config) { model(c); c.MaxSpansPerTrace = 4 })
+	h.send(agentTrace(traceID(1), "svc", genaiRun(llmToolErr)...))
+	assert.Zero(t, h.sink.SpanCount(), "held for the model")
+	for i := range 6 {
+		h.send(agentTrace(traceID(1), "svc", spanSpec{id: uint64(20 + i), parent: 1, name: "late"}))
+	}
+	assert.Equal(t, 2, h.sink.SpanCount(), "the late spans beyond max_spans_per_trace go on at once")
+	assert.Equal(t, int64(2), sumValue(t, h, "late_spans_passed"))
+	assert.Equal(t, int64(4), sumValue(t, h, "late_spans"), "the others wait for the decision")
+	close(release)
+	waitFor(t, "the held trace", func() bool { return h.sink.SpanCount() == 2+4+4 })
+	ft, _ := strAttr(rootOf(t, h, traceID(1)), attrFailureType)
+	assert.Equal(t, "wrong_tool_called", ft)
+}

@@ -56,8 +56,12 @@ type heldTrace struct {
 	cutBy   string // the per-trace limit that forced the decision, if any
 	// late holds spans that arrived while the trace was being decided
 	// (including spans cut by a limit); they are annotated from the
-	// decision and forwarded with the trace.
-	late ptrace.Traces
+	// decision and forwarded with the trace. lateSpans and lateBytes count
+	// what arrived while deciding, which a trace waiting for a model answer
+	// keeps within max_spans_per_trace and max_trace_bytes (passLate).
+	late      ptrace.Traces
+	lateSpans int
+	lateBytes int
 
 	// logs are the GenAI log events held for the trace (logs.go); logsDue,
 	// once its root arrived, is how long it waits for the rest of them.
@@ -418,6 +422,8 @@ func (p *triageProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 		toDecide []*heldTrace
 		rooted   []*heldTrace
 		late     []lateGroup
+		passed   []ptrace.Traces // spans of traces being decided, beyond their limits
+		nPassed  int64
 		nLate    int64
 		cut      map[string]int64 // spans cut, by limit
 		evicted  int64
@@ -436,6 +442,11 @@ func (p *triageProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 			continue
 		}
 		if h, ok := p.deciding[g.id]; ok {
+			if passLate(h, g, p.cfg) {
+				passed = append(passed, g.td)
+				nPassed += int64(g.spans)
+				continue
+			}
 			h.addLate(g.td)
 			nLate += int64(g.spans)
 			if h.cutBy != "" {
@@ -533,6 +544,9 @@ func (p *triageProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 	if nLate > 0 {
 		p.tb.ProcessorTriageLateSpans.Add(ctx, nLate)
 	}
+	if nPassed > 0 {
+		p.tb.ProcessorTriageLateSpansPassed.Add(ctx, nPassed)
+	}
 	for limit, n := range cut {
 		p.tb.ProcessorTriageSpansCut.Add(ctx, n, metric.WithAttributes(attribute.String("limit", limit)))
 	}
@@ -551,6 +565,13 @@ func (p *triageProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 			continue
 		}
 		l.td.ResourceSpans().MoveAndAppendTo(extra.ResourceSpans())
+	}
+	for _, td := range passed {
+		if extra == (ptrace.Traces{}) {
+			extra = td
+			continue
+		}
+		td.ResourceSpans().MoveAndAppendTo(extra.ResourceSpans())
 	}
 	if decisionSpans := p.runInFlight(ctx, feeds); decisionSpans != (ptrace.Traces{}) {
 		if extra == (ptrace.Traces{}) {
@@ -571,6 +592,20 @@ type lateGroup struct {
 
 // addLate keeps spans that arrived while the trace is being decided.
 // Called with p.mu held.
+// passLate reports whether the spans of g, arriving while h is being
+// decided, go on at once without the decision's annotations: a trace held
+// for a model answer (up to llm.timeout) would otherwise gather late spans
+// without bound. Within max_spans_per_trace and max_trace_bytes of late
+// spans they wait for the decision and are counted in h.
+func passLate(h *heldTrace, g *traceGroup, cfg *Config) bool {
+	if h.lateSpans+g.spans > cfg.MaxSpansPerTrace || h.lateBytes+g.bytes > cfg.MaxTraceBytes {
+		return true
+	}
+	h.lateSpans += g.spans
+	h.lateBytes += g.bytes
+	return false
+}
+
 func (h *heldTrace) addLate(td ptrace.Traces) {
 	if h.late == (ptrace.Traces{}) {
 		h.late = td

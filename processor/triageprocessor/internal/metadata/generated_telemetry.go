@@ -35,6 +35,7 @@ type TelemetryBuilder struct {
 	ProcessorTriageGuardTrips             metric.Int64Counter
 	ProcessorTriageInFlightDecisions      metric.Int64Counter
 	ProcessorTriageLateSpans              metric.Int64Counter
+	ProcessorTriageLateSpansPassed        metric.Int64Counter
 	ProcessorTriageLlmAccepted            metric.Int64Counter
 	ProcessorTriageLlmCacheHits           metric.Int64Counter
 	ProcessorTriageLlmCallLatency         metric.Float64Histogram
@@ -156,6 +157,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	builder.ProcessorTriageLateSpans, err = builder.meter.Int64Counter(
 		"otelcol_processor_triage_late_spans",
 		metric.WithDescription("Spans that arrived after their trace was decided and were annotated from the decision cache and forwarded at once. [Development]"),
+		metric.WithUnit("{spans}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorTriageLateSpansPassed, err = builder.meter.Int64Counter(
+		"otelcol_processor_triage_late_spans_passed",
+		metric.WithDescription("Spans that arrived while their trace was being decided (waiting for a model answer) beyond max_spans_per_trace or max_trace_bytes of such spans; forwarded at once, without the decision's annotations. [Development]"),
 		metric.WithUnit("{spans}"),
 	)
 	errs = errors.Join(errs, err)

@@ -31,6 +31,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ProcessorTriageGuardTrips.Add(context.Background(), 1)
 	tb.ProcessorTriageInFlightDecisions.Add(context.Background(), 1)
 	tb.ProcessorTriageLateSpans.Add(context.Background(), 1)
+	tb.ProcessorTriageLateSpansPassed.Add(context.Background(), 1)
 	tb.ProcessorTriageLlmAccepted.Add(context.Background(), 1)
 	tb.ProcessorTriageLlmCacheHits.Add(context.Background(), 1)
 	tb.ProcessorTriageLlmCallLatency.Record(context.Background(), 1)
@@ -74,6 +75,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorTriageLateSpans(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorTriageLateSpansPassed(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorTriageLlmAccepted(t, testTel,
