@@ -74,56 +74,11 @@ func AgentTrace(rnd *rand.Rand, spans int, failing bool) ptrace.Traces {
 		s.SetSpanID(newSpanID())
 		s.SetParentSpanID(rootID)
 		s.SetStartTimestamp(pcommon.NewTimestampFromTime(now))
-		isChat := i%2 == 0 || i == children-1
-		a := s.Attributes()
-		a.PutStr("gen_ai.provider.name", "openai")
-		if isChat {
-			now = now.Add(time.Duration(300+rnd.IntN(900)) * time.Millisecond)
-			final := i == children-1
-			s.SetName("chat gpt-4o-mini")
-			s.SetKind(ptrace.SpanKindClient)
-			a.PutStr("gen_ai.operation.name", "chat")
-			a.PutStr("gen_ai.request.model", "gpt-4o-mini")
-			a.PutStr("gen_ai.response.model", "gpt-4o-mini-2024-07-18")
-			a.PutStr("gen_ai.response.id", fmt.Sprintf("chatcmpl-%016x", rnd.Uint64()))
-			a.PutInt("gen_ai.usage.input_tokens", int64(400+rnd.IntN(3000)))
-			a.PutInt("gen_ai.usage.output_tokens", int64(20+rnd.IntN(300)))
-			a.PutStr("server.address", "api.openai.com")
-			if i == 0 {
-				a.PutStr("gen_ai.tool.definitions", toolDefinitions)
-			}
-			reasons := a.PutEmptySlice("gen_ai.response.finish_reasons")
-			if final {
-				reasons.AppendEmpty().SetStr("stop")
-				a.PutStr("gen_ai.output.messages", `[{"role":"assistant","parts":[{"type":"text","content":"Your order has been refunded; you will see the credit within 5 business days."}],"finish_reason":"stop"}]`)
-			} else {
-				tool := toolNames[rnd.IntN(len(toolNames))]
-				reasons.AppendEmpty().SetStr("tool_calls")
-				a.PutStr("gen_ai.output.messages", fmt.Sprintf(`[{"role":"assistant","parts":[{"type":"tool_call","id":"call_%08x","name":%q,"arguments":{"order_id":"A-%d"}}],"finish_reason":"tool_calls"}]`, rnd.Uint32(), tool, rnd.IntN(99999)))
-			}
+		s.Attributes().PutStr("gen_ai.provider.name", "openai")
+		if i%2 == 0 || i == children-1 {
+			now = agentChatSpan(rnd, s, i, i == children-1, now)
 		} else {
-			now = now.Add(time.Duration(20+rnd.IntN(400)) * time.Millisecond)
-			tool := toolNames[rnd.IntN(len(toolNames))]
-			s.SetName("execute_tool " + tool)
-			s.SetKind(ptrace.SpanKindInternal)
-			a.PutStr("gen_ai.operation.name", "execute_tool")
-			a.PutStr("gen_ai.tool.name", tool)
-			a.PutStr("gen_ai.tool.type", "function")
-			a.PutStr("gen_ai.tool.call.id", fmt.Sprintf("call_%08x", rnd.Uint32()))
-			a.PutStr("gen_ai.tool.call.arguments", fmt.Sprintf(`{"order_id":"A-%d"}`, rnd.IntN(99999)))
-			if i == failAt {
-				s.Status().SetCode(ptrace.StatusCodeError)
-				s.Status().SetMessage("upstream returned 502 Bad Gateway")
-				a.PutStr("error.type", "502")
-				a.PutInt("http.response.status_code", 502)
-				ev := s.Events().AppendEmpty()
-				ev.SetName("exception")
-				ev.SetTimestamp(pcommon.NewTimestampFromTime(now))
-				ev.Attributes().PutStr("exception.type", "httpx.HTTPStatusError")
-				ev.Attributes().PutStr("exception.message", "Server error '502 Bad Gateway' for url 'https://orders.internal/api/orders'")
-			} else {
-				a.PutStr("gen_ai.tool.call.result", `{"status":"ok","order":{"id":"A-1042","state":"shipped","total":59.9}}`)
-			}
+			now = agentToolSpan(rnd, s, i == failAt, now)
 		}
 		s.SetEndTimestamp(pcommon.NewTimestampFromTime(now))
 	}
@@ -148,6 +103,72 @@ func AgentTrace(rnd *rand.Rand, spans int, failing bool) ptrace.Traces {
 		a.PutStr("error.type", "ToolExecutionError")
 	}
 	return td
+}
+
+// agentChatSpan fills model step i of an AgentTrace, which asks for a
+// tool or, final, answers, and returns the time it ends.
+func agentChatSpan(rnd *rand.Rand, s ptrace.Span, i int, final bool, now time.Time) time.Time {
+	a := s.Attributes()
+	now = now.Add(time.Duration(300+rnd.IntN(900)) * time.Millisecond)
+	s.SetName("chat gpt-4o-mini")
+	s.SetKind(ptrace.SpanKindClient)
+	a.PutStr("gen_ai.operation.name", "chat")
+	a.PutStr("gen_ai.request.model", "gpt-4o-mini")
+	a.PutStr("gen_ai.response.model", "gpt-4o-mini-2024-07-18")
+	a.PutStr("gen_ai.response.id", fmt.Sprintf("chatcmpl-%016x", rnd.Uint64()))
+	a.PutInt("gen_ai.usage.input_tokens", int64(400+rnd.IntN(3000)))
+	a.PutInt("gen_ai.usage.output_tokens", int64(20+rnd.IntN(300)))
+	a.PutStr("server.address", "api.openai.com")
+	if i == 0 {
+		a.PutStr("gen_ai.tool.definitions", toolDefinitions)
+	}
+	reasons := a.PutEmptySlice("gen_ai.response.finish_reasons")
+	if final {
+		reasons.AppendEmpty().SetStr("stop")
+		a.PutStr("gen_ai.output.messages", `[{"role":"assistant","parts":[{"type":"text","content":"Your order has been refunded; you will see the credit within 5 business days."}],"finish_reason":"stop"}]`)
+		return now
+	}
+	tool := toolNames[rnd.IntN(len(toolNames))]
+	reasons.AppendEmpty().SetStr("tool_calls")
+	a.PutStr("gen_ai.output.messages", fmt.Sprintf(`[{"role":"assistant","parts":[{"type":"tool_call","id":"call_%08x","name":%q,"arguments":{"order_id":"A-%d"}}],"finish_reason":"tool_calls"}]`, rnd.Uint32(), tool, rnd.IntN(99999)))
+	return now
+}
+
+// agentToolSpan fills a tool step of an AgentTrace (failed: it fails with
+// an upstream 502) and returns the time it ends.
+func agentToolSpan(rnd *rand.Rand, s ptrace.Span, failed bool, now time.Time) time.Time {
+	a := s.Attributes()
+	now = now.Add(time.Duration(20+rnd.IntN(400)) * time.Millisecond)
+	tool := toolNames[rnd.IntN(len(toolNames))]
+	s.SetName("execute_tool " + tool)
+	s.SetKind(ptrace.SpanKindInternal)
+	a.PutStr("gen_ai.operation.name", "execute_tool")
+	a.PutStr("gen_ai.tool.name", tool)
+	a.PutStr("gen_ai.tool.type", "function")
+	a.PutStr("gen_ai.tool.call.id", fmt.Sprintf("call_%08x", rnd.Uint32()))
+	a.PutStr("gen_ai.tool.call.arguments", fmt.Sprintf(`{"order_id":"A-%d"}`, rnd.IntN(99999)))
+	if failed {
+		failUpstream502(s, now)
+	} else {
+		a.PutStr("gen_ai.tool.call.result", `{"status":"ok","order":{"id":"A-1042","state":"shipped","total":59.9}}`)
+	}
+	return now
+}
+
+// failUpstream502 makes a tool span fail the way an HTTP tool does when
+// its upstream answers 502: status ERROR, error.type and the status code,
+// an exception event at now.
+func failUpstream502(s ptrace.Span, now time.Time) {
+	a := s.Attributes()
+	s.Status().SetCode(ptrace.StatusCodeError)
+	s.Status().SetMessage("upstream returned 502 Bad Gateway")
+	a.PutStr("error.type", "502")
+	a.PutInt("http.response.status_code", 502)
+	ev := s.Events().AppendEmpty()
+	ev.SetName("exception")
+	ev.SetTimestamp(pcommon.NewTimestampFromTime(now))
+	ev.Attributes().PutStr("exception.type", "httpx.HTTPStatusError")
+	ev.Attributes().PutStr("exception.message", "Server error '502 Bad Gateway' for url 'https://orders.internal/api/orders'")
 }
 
 // Corpus is a fixed set of agent traces that benchmarks replay with fresh

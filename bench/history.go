@@ -48,22 +48,16 @@ func HistoryRun(rnd *rand.Rand, steps int, failing bool) []ptrace.Traces {
 	ss.Scope().SetName("opentelemetry.instrumentation.openai_v2")
 	ss.Scope().SetVersion("2.1b0")
 
-	var tid pcommon.TraceID
-	binary.BigEndian.PutUint64(tid[:8], rnd.Uint64())
-	binary.BigEndian.PutUint64(tid[8:], rnd.Uint64())
-	newSpanID := func() pcommon.SpanID {
-		var id pcommon.SpanID
-		binary.BigEndian.PutUint64(id[:], rnd.Uint64()|1)
-		return id
-	}
-	rootID := newSpanID()
+	g := historyGen{rnd: rnd}
+	binary.BigEndian.PutUint64(g.tid[:8], rnd.Uint64())
+	binary.BigEndian.PutUint64(g.tid[8:], rnd.Uint64())
+	rootID := g.newSpanID()
 	start := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC).Add(time.Duration(rnd.IntN(1e6)) * time.Millisecond)
-	now := start
+	g.now = start
 
-	order := 1000 + rnd.IntN(9000)
-	question := fmt.Sprintf("Hi, my order A-%d arrived damaged and one item is missing. Can you check what happened and refund the missing item?", order)
-	// history holds the messages sent so far, already JSON-encoded.
-	history := []string{
+	g.order = 1000 + rnd.IntN(9000)
+	question := fmt.Sprintf("Hi, my order A-%d arrived damaged and one item is missing. Can you check what happened and refund the missing item?", g.order)
+	g.history = []string{
 		fmt.Sprintf(`{"role":"system","parts":[{"type":"text","content":%q}]}`, historySystemPrompt),
 		fmt.Sprintf(`{"role":"user","parts":[{"type":"text","content":%q}]}`, question),
 	}
@@ -75,87 +69,29 @@ func HistoryRun(rnd *rand.Rand, steps int, failing bool) []ptrace.Traces {
 			failAt--
 		}
 	}
-	var pendingCall, pendingTool, pendingArgs string
 	for i := 0; i < steps; i++ {
 		s := ss.Spans().AppendEmpty()
-		s.SetTraceID(tid)
-		s.SetSpanID(newSpanID())
+		s.SetTraceID(g.tid)
+		s.SetSpanID(g.newSpanID())
 		s.SetParentSpanID(rootID)
-		s.SetStartTimestamp(pcommon.NewTimestampFromTime(now))
-		a := s.Attributes()
-		a.PutStr("gen_ai.provider.name", "openai")
+		s.SetStartTimestamp(pcommon.NewTimestampFromTime(g.now))
+		s.Attributes().PutStr("gen_ai.provider.name", "openai")
 		final := i == steps-1
 		if i%2 == 0 || final {
-			if pendingCall != "" {
-				// The tool ran without a span of its own (not
-				// instrumented): only its result fed back shows it.
-				history = append(history, toolResultMessage(pendingCall, fmt.Sprintf(`{"status":"ok","tool":%q}`, pendingTool)))
-				pendingCall = ""
-			}
-			now = now.Add(time.Duration(300+rnd.IntN(900)) * time.Millisecond)
-			s.SetName("chat gpt-4o-mini")
-			s.SetKind(ptrace.SpanKindClient)
-			a.PutStr("gen_ai.operation.name", "chat")
-			a.PutStr("gen_ai.request.model", "gpt-4o-mini")
-			a.PutStr("gen_ai.response.model", "gpt-4o-mini-2024-07-18")
-			a.PutStr("gen_ai.response.id", fmt.Sprintf("chatcmpl-%016x", rnd.Uint64()))
-			a.PutInt("gen_ai.usage.input_tokens", int64(200+60*len(history)))
-			a.PutInt("gen_ai.usage.output_tokens", int64(20+rnd.IntN(120)))
-			a.PutStr("server.address", "api.openai.com")
-			a.PutStr("gen_ai.tool.definitions", toolDefinitions)
-			a.PutStr("gen_ai.input.messages", "["+strings.Join(history, ",")+"]")
-			reasons := a.PutEmptySlice("gen_ai.response.finish_reasons")
-			if final {
-				reasons.AppendEmpty().SetStr("stop")
-				a.PutStr("gen_ai.output.messages", `[{"role":"assistant","parts":[{"type":"text","content":"I have refunded the missing item; the credit will show within 5 business days."}],"finish_reason":"stop"}]`)
-			} else {
-				tool := toolNames[rnd.IntN(len(toolNames))]
-				pendingCall = fmt.Sprintf("call_%016x", rnd.Uint64())
-				pendingTool = tool
-				pendingArgs = fmt.Sprintf(`{"order_id":"A-%d","query":"step %d"}`, order, i)
-				call := fmt.Sprintf(`{"role":"assistant","parts":[{"type":"tool_call","id":%q,"name":%q,"arguments":%s}],"finish_reason":"tool_calls"}`, pendingCall, tool, pendingArgs)
-				reasons.AppendEmpty().SetStr("tool_calls")
-				a.PutStr("gen_ai.output.messages", "["+call+"]")
-				history = append(history, call)
-			}
+			g.chatSpan(s, i, final)
 		} else {
-			now = now.Add(time.Duration(20+rnd.IntN(400)) * time.Millisecond)
-			s.SetName("execute_tool " + pendingTool)
-			s.SetKind(ptrace.SpanKindInternal)
-			a.PutStr("gen_ai.operation.name", "execute_tool")
-			a.PutStr("gen_ai.tool.name", pendingTool)
-			a.PutStr("gen_ai.tool.type", "function")
-			a.PutStr("gen_ai.tool.call.id", pendingCall)
-			a.PutStr("gen_ai.tool.call.arguments", pendingArgs)
-			var result string
-			if i == failAt {
-				s.Status().SetCode(ptrace.StatusCodeError)
-				s.Status().SetMessage("upstream returned 502 Bad Gateway")
-				a.PutStr("error.type", "502")
-				a.PutInt("http.response.status_code", 502)
-				ev := s.Events().AppendEmpty()
-				ev.SetName("exception")
-				ev.SetTimestamp(pcommon.NewTimestampFromTime(now))
-				ev.Attributes().PutStr("exception.type", "httpx.HTTPStatusError")
-				ev.Attributes().PutStr("exception.message", "Server error '502 Bad Gateway' for url 'https://orders.internal/api/orders'")
-				result = "Error: upstream returned 502 Bad Gateway"
-			} else {
-				result = fmt.Sprintf(`{"status":"ok","order":{"id":"A-%d","state":"delivered","items":[{"sku":"SKU-%d","qty":1,"price":19.9},{"sku":"SKU-%d","qty":2,"price":5.5}],"carrier":"DHL","tracking":"JD%012d"}}`, order, rnd.IntN(9999), rnd.IntN(9999), rnd.Int64N(1e12))
-				a.PutStr("gen_ai.tool.call.result", result)
-			}
-			history = append(history, toolResultMessage(pendingCall, result))
-			pendingCall = ""
+			g.toolSpan(s, i == failAt)
 		}
-		s.SetEndTimestamp(pcommon.NewTimestampFromTime(now))
+		s.SetEndTimestamp(pcommon.NewTimestampFromTime(g.now))
 	}
 
 	root := ss.Spans().AppendEmpty()
-	root.SetTraceID(tid)
+	root.SetTraceID(g.tid)
 	root.SetSpanID(rootID)
 	root.SetName("invoke_agent shop-support-agent")
 	root.SetKind(ptrace.SpanKindInternal)
 	root.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
-	root.SetEndTimestamp(pcommon.NewTimestampFromTime(now.Add(5 * time.Millisecond)))
+	root.SetEndTimestamp(pcommon.NewTimestampFromTime(g.now.Add(5 * time.Millisecond)))
 	a := root.Attributes()
 	a.PutStr("gen_ai.operation.name", "invoke_agent")
 	a.PutStr("gen_ai.provider.name", "openai")
@@ -168,6 +104,86 @@ func HistoryRun(rnd *rand.Rand, steps int, failing bool) []ptrace.Traces {
 		a.PutStr("error.type", "ToolExecutionError")
 	}
 	return splitBatches(td, historyBatch)
+}
+
+// historyGen is the state of one HistoryRun: the random source (drawn in
+// a fixed order, so a seed gives one run), the trace, the clock, and the
+// messages sent so far (already JSON-encoded) with the tool call pending.
+type historyGen struct {
+	rnd     *rand.Rand
+	tid     pcommon.TraceID
+	now     time.Time
+	order   int
+	history []string
+
+	pendingCall, pendingTool, pendingArgs string
+}
+
+func (g *historyGen) newSpanID() pcommon.SpanID {
+	var id pcommon.SpanID
+	binary.BigEndian.PutUint64(id[:], g.rnd.Uint64()|1)
+	return id
+}
+
+// chatSpan fills model step i: it asks for a tool, or, final, answers.
+func (g *historyGen) chatSpan(s ptrace.Span, i int, final bool) {
+	rnd, a := g.rnd, s.Attributes()
+	if g.pendingCall != "" {
+		// The tool ran without a span of its own (not instrumented): only
+		// its result fed back shows it.
+		g.history = append(g.history, toolResultMessage(g.pendingCall, fmt.Sprintf(`{"status":"ok","tool":%q}`, g.pendingTool)))
+		g.pendingCall = ""
+	}
+	g.now = g.now.Add(time.Duration(300+rnd.IntN(900)) * time.Millisecond)
+	s.SetName("chat gpt-4o-mini")
+	s.SetKind(ptrace.SpanKindClient)
+	a.PutStr("gen_ai.operation.name", "chat")
+	a.PutStr("gen_ai.request.model", "gpt-4o-mini")
+	a.PutStr("gen_ai.response.model", "gpt-4o-mini-2024-07-18")
+	a.PutStr("gen_ai.response.id", fmt.Sprintf("chatcmpl-%016x", rnd.Uint64()))
+	a.PutInt("gen_ai.usage.input_tokens", int64(200+60*len(g.history)))
+	a.PutInt("gen_ai.usage.output_tokens", int64(20+rnd.IntN(120)))
+	a.PutStr("server.address", "api.openai.com")
+	a.PutStr("gen_ai.tool.definitions", toolDefinitions)
+	a.PutStr("gen_ai.input.messages", "["+strings.Join(g.history, ",")+"]")
+	reasons := a.PutEmptySlice("gen_ai.response.finish_reasons")
+	if final {
+		reasons.AppendEmpty().SetStr("stop")
+		a.PutStr("gen_ai.output.messages", `[{"role":"assistant","parts":[{"type":"text","content":"I have refunded the missing item; the credit will show within 5 business days."}],"finish_reason":"stop"}]`)
+		return
+	}
+	tool := toolNames[rnd.IntN(len(toolNames))]
+	g.pendingCall = fmt.Sprintf("call_%016x", rnd.Uint64())
+	g.pendingTool = tool
+	g.pendingArgs = fmt.Sprintf(`{"order_id":"A-%d","query":"step %d"}`, g.order, i)
+	call := fmt.Sprintf(`{"role":"assistant","parts":[{"type":"tool_call","id":%q,"name":%q,"arguments":%s}],"finish_reason":"tool_calls"}`, g.pendingCall, tool, g.pendingArgs)
+	reasons.AppendEmpty().SetStr("tool_calls")
+	a.PutStr("gen_ai.output.messages", "["+call+"]")
+	g.history = append(g.history, call)
+}
+
+// toolSpan fills the tool step that runs the pending call; failed: it
+// fails with an upstream 502.
+func (g *historyGen) toolSpan(s ptrace.Span, failed bool) {
+	rnd, a := g.rnd, s.Attributes()
+	g.now = g.now.Add(time.Duration(20+rnd.IntN(400)) * time.Millisecond)
+	s.SetName("execute_tool " + g.pendingTool)
+	s.SetKind(ptrace.SpanKindInternal)
+	a.PutStr("gen_ai.operation.name", "execute_tool")
+	a.PutStr("gen_ai.tool.name", g.pendingTool)
+	a.PutStr("gen_ai.tool.type", "function")
+	a.PutStr("gen_ai.tool.call.id", g.pendingCall)
+	a.PutStr("gen_ai.tool.call.arguments", g.pendingArgs)
+	var result string
+	if failed {
+		failUpstream502(s, g.now)
+		result = "Error: upstream returned 502 Bad Gateway"
+	} else {
+		result = fmt.Sprintf(`{"status":"ok","order":{"id":"A-%d","state":"delivered","items":[{"sku":"SKU-%d","qty":1,"price":19.9},{"sku":"SKU-%d","qty":2,"price":5.5}],"carrier":"DHL","tracking":"JD%012d"}}`, g.order, rnd.IntN(9999), rnd.IntN(9999), rnd.Int64N(1e12))
+		a.PutStr("gen_ai.tool.call.result", result)
+	}
+	g.history = append(g.history, toolResultMessage(g.pendingCall, result))
+	g.pendingCall = ""
 }
 
 func toolResultMessage(callID, result string) string {

@@ -491,23 +491,7 @@ func (cl *classification) terminalIncidents(loop loopResult, hasLoop bool) {
 			kind: kindLoop, pos: loop.lastPos,
 		})
 	}
-	// Exceptions that say a step limit was hit: the trajectory decides.
-	stepLimitErr := false
-	for i := range cl.inc {
-		in := &cl.inc[i]
-		if in.FailureType != stepLimitType {
-			continue
-		}
-		stepLimitErr = true
-		switch {
-		case hasLoop:
-			in.FailureType = LoopDetected
-		case cl.loopUndecided:
-			in.FailureType, in.Reason = Unknown, ReasonCallsUnrecorded
-		default:
-			in.FailureType = PlanIncomplete
-		}
-	}
+	stepLimitErr := cl.retypeStepLimitErrors(hasLoop)
 	last, lastIx := cl.lastLLM()
 	if last == nil {
 		cl.rootLost()
@@ -532,6 +516,36 @@ func (cl *classification) terminalIncidents(loop loopResult, hasLoop bool) {
 	if !requestsTools(last) || stepLimitErr {
 		return
 	}
+	cl.stepLimitStop(last, lastIx, hasLoop)
+}
+
+// retypeStepLimitErrors gives the exceptions that say a step limit was hit
+// the type the trajectory decides (a loop, else unknown when calls were not
+// recorded, else plan_incomplete), and reports whether there were any.
+func (cl *classification) retypeStepLimitErrors(hasLoop bool) bool {
+	stepLimitErr := false
+	for i := range cl.inc {
+		in := &cl.inc[i]
+		if in.FailureType != stepLimitType {
+			continue
+		}
+		stepLimitErr = true
+		switch {
+		case hasLoop:
+			in.FailureType = LoopDetected
+		case cl.loopUndecided:
+			in.FailureType, in.Reason = Unknown, ReasonCallsUnrecorded
+		default:
+			in.FailureType = PlanIncomplete
+		}
+	}
+	return stepLimitErr
+}
+
+// stepLimitStop adds the terminal incident of a run that stopped while
+// its last model step (last, at step lastIx) was still asking for tools.
+func (cl *classification) stepLimitStop(last *trajectory.Step, lastIx int, hasLoop bool) {
+	n := len(cl.steps)
 	// The run stopped while the model was still asking for tools. An
 	// error at or after that turn explains the stop and takes precedence.
 	for i := range cl.inc {
@@ -618,26 +632,67 @@ func (cl *classification) extraIncidents(extra []Incident) {
 // recovery marks incidents superseded by a later successful step, when the
 // run then ends without error.
 func (cl *classification) recovery() {
-	n := len(cl.steps)
-	endsInError := false
-	if n > 0 && cl.steps[n-1].Failed() {
-		endsInError = true
+	endsInError := cl.endsInError()
+	ok := cl.successes()
+	finalAnswer := cl.endsWithFinalAnswer()
+	for i := range cl.inc {
+		in := &cl.inc[i]
+		if in.Recovered && in.kind == kindExtra {
+			continue
+		}
+		in.Recovered = cl.superseded(in, &ok, finalAnswer) && !endsInError
+	}
+}
+
+// endsInError: the run's last step failed, or an incident of the run's
+// root or terminal kind says the run ended in an error.
+func (cl *classification) endsInError() bool {
+	if n := len(cl.steps); n > 0 && cl.steps[n-1].Failed() {
+		return true
 	}
 	for i := range cl.inc {
 		switch cl.inc[i].kind {
 		case kindRoot, kindTerminal:
-			endsInError = true
+			return true
 		}
 	}
-	// Last position of a successful model step, of a successful call per
-	// tool name, and of the last two tool names that succeeded.
-	lastOKLLM, lastOKAny := -1, -1
-	lastOKCall := make(map[string]int)
-	lastOKAnyCall := -1 // request position of the last call that succeeded
+	return false
+}
+
+// endsWithFinalAnswer: the last step is a successful model step that did
+// not ask for more tools.
+func (cl *classification) endsWithFinalAnswer() bool {
+	n := len(cl.steps)
+	if n == 0 {
+		return false
+	}
+	s := &cl.steps[n-1]
+	return s.Kind == trajectory.StepLLM && !s.Failed() && !requestsTools(s)
+}
+
+// successes are the last positions of the run's successful steps: of a
+// model step, of any step, of a call per tool name (its request position),
+// of any call, and the two tool names that succeeded last (to answer "did
+// another tool succeed after this one" in constant time).
+type successes struct {
+	lastOKLLM, lastOKAny int
+	lastOKCall           map[string]int
+	lastOKAnyCall        int // request position of the last call that succeeded
+	top                  [2]namedPos
+}
+
+type namedPos struct {
+	name string
+	pos  int
+}
+
+func (cl *classification) successes() successes {
+	ok := successes{lastOKLLM: -1, lastOKAny: -1, lastOKCall: make(map[string]int), lastOKAnyCall: -1,
+		top: [2]namedPos{{pos: -1}, {pos: -1}}}
 	for i := range cl.steps {
 		s := &cl.steps[i]
 		if s.Kind == trajectory.StepLLM && !s.Failed() {
-			lastOKLLM, lastOKAny = i, i
+			ok.lastOKLLM, ok.lastOKAny = i, i
 		}
 	}
 	for k := range cl.calls {
@@ -645,75 +700,64 @@ func (cl *classification) recovery() {
 		if !c.ok {
 			continue
 		}
-		if p, seen := lastOKCall[c.name]; !seen || c.requestPos() > p {
-			lastOKCall[c.name] = c.requestPos()
+		if p, seen := ok.lastOKCall[c.name]; !seen || c.requestPos() > p {
+			ok.lastOKCall[c.name] = c.requestPos()
 		}
-		lastOKAnyCall = max(lastOKAnyCall, c.requestPos())
-		lastOKAny = max(lastOKAny, c.pos)
+		ok.lastOKAnyCall = max(ok.lastOKAnyCall, c.requestPos())
+		ok.lastOKAny = max(ok.lastOKAny, c.pos)
 	}
-	// The two tool names that succeeded last, to answer "did another
-	// tool succeed after this one" in constant time.
-	type named struct {
-		name string
-		pos  int
-	}
-	top := [2]named{{pos: -1}, {pos: -1}}
-	for name, p := range lastOKCall {
+	top := &ok.top
+	for name, p := range ok.lastOKCall {
 		switch {
 		case p > top[0].pos || (p == top[0].pos && name < top[0].name):
-			top[1], top[0] = top[0], named{name, p}
+			top[1], top[0] = top[0], namedPos{name, p}
 		case p > top[1].pos || (p == top[1].pos && name < top[1].name):
-			top[1] = named{name, p}
+			top[1] = namedPos{name, p}
 		}
 	}
-	otherOKAfter := func(name string, pos int) bool {
-		for _, t := range top {
-			if t.pos > pos && t.name != name {
-				return true
-			}
+	return ok
+}
+
+// otherOKAfter: a tool other than name succeeded after request position pos.
+func (ok *successes) otherOKAfter(name string, pos int) bool {
+	for _, t := range ok.top {
+		if t.pos > pos && t.name != name {
+			return true
 		}
-		return false
 	}
-	// A final answer: the last step is a successful model step that did
-	// not ask for more tools.
-	finalAnswer := false
-	if n > 0 {
-		s := &cl.steps[n-1]
-		finalAnswer = s.Kind == trajectory.StepLLM && !s.Failed() && !requestsTools(s)
-	}
-	for i := range cl.inc {
-		in := &cl.inc[i]
-		if in.Recovered && in.kind == kindExtra {
-			continue
+	return false
+}
+
+// superseded: a later successful step supersedes the incident (the same
+// tool succeeds, a valid tool is called for the same intent, ...).
+func (cl *classification) superseded(in *incident, ok *successes, finalAnswer bool) bool {
+	switch in.kind {
+	case kindCall:
+		// A call asked for later, not one asked for alongside.
+		rp := cl.calls[in.callIx].requestPos()
+		p, seen := ok.lastOKCall[in.Tool]
+		superseded := seen && p > rp
+		if in.Tool == "" {
+			// The instrumentation did not name the call (a result fed
+			// back as text): a later call that succeeded, whatever its
+			// tool, is the best evidence of a recovery there is.
+			superseded = ok.lastOKAnyCall > rp
 		}
-		superseded := false
-		switch in.kind {
-		case kindCall:
-			// A call asked for later, not one asked for alongside.
-			rp := cl.calls[in.callIx].requestPos()
-			p, seen := lastOKCall[in.Tool]
-			superseded = seen && p > rp
-			if in.Tool == "" {
-				// The instrumentation did not name the call (a result fed
-				// back as text): a later call that succeeded, whatever
-				// its tool, is the best evidence of a recovery there is.
-				superseded = lastOKAnyCall > rp
-			}
-			if !superseded && in.FailureType == WrongToolCalled {
-				// A valid tool called instead, for the same intent.
-				superseded = otherOKAfter(in.Tool, rp)
-			}
-		case kindLLM:
-			superseded = lastOKLLM > in.pos
-		case kindSpan, kindExtra:
-			superseded = lastOKAny > in.pos
-		case kindConstraint:
-			superseded = cl.cleanOutputAfter(in.pos)
-		case kindLoop:
-			superseded = finalAnswer
+		if !superseded && in.FailureType == WrongToolCalled {
+			// A valid tool called instead, for the same intent.
+			superseded = ok.otherOKAfter(in.Tool, rp)
 		}
-		in.Recovered = superseded && !endsInError
+		return superseded
+	case kindLLM:
+		return ok.lastOKLLM > in.pos
+	case kindSpan, kindExtra:
+		return ok.lastOKAny > in.pos
+	case kindConstraint:
+		return cl.cleanOutputAfter(in.pos)
+	case kindLoop:
+		return finalAnswer
 	}
+	return false
 }
 
 // terminal is the index of the incident a failed run's verdict rests on

@@ -396,23 +396,7 @@ func (b *builder) buildAt(path string, c StrategyConfig, depth int) (Strategy, e
 	case "retry_with_tool_manifest":
 		return strategy.RetryWithToolManifest{Max: c.MaxAttempts, Hint: c.Hint}, nil
 	case "backoff_and_retry":
-		if c.BaseDelay < 0 {
-			errs = append(errs, fmt.Errorf("%s.base_delay: must not be negative", where))
-		}
-		if c.MaxDelay < 0 || (c.MaxDelay > 0 && c.MaxDelay < c.BaseDelay) {
-			errs = append(errs, fmt.Errorf("%s.max_delay: must be at least base_delay", where))
-		}
-		if c.Multiplier != 0 && c.Multiplier < 1 {
-			errs = append(errs, fmt.Errorf("%s.multiplier: must be at least 1", where))
-		}
-		if c.Jitter < 0 || c.Jitter > 1 {
-			errs = append(errs, fmt.Errorf("%s.jitter: must be between 0 and 1", where))
-		}
-		if len(errs) > 0 {
-			return nil, errors.Join(errs...)
-		}
-		return strategy.BackoffAndRetry{Max: c.MaxAttempts, BaseDelay: c.BaseDelay, MaxDelay: c.MaxDelay,
-			Multiplier: c.Multiplier, Jitter: c.Jitter, Hint: c.Hint}, nil
+		return buildBackoff(where, c)
 	case "replan":
 		return strategy.Replan{Max: c.MaxAttempts, Hint: c.Hint}, nil
 	case "resume_from_subgoal":
@@ -428,42 +412,73 @@ func (b *builder) buildAt(path string, c StrategyConfig, depth int) (Strategy, e
 	case "abort":
 		return strategy.Abort{Reason: c.Reason}, nil
 	case "sequence":
-		if len(c.Steps) == 0 {
-			return nil, fmt.Errorf("%s.steps: a sequence needs at least one step", where)
-		}
-		seq := strategy.Sequence{}
-		for i, st := range c.Steps {
-			s, err := b.buildAt(fmt.Sprintf("%s.steps[%d]", path, i), st, depth+1)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			seq.Steps = append(seq.Steps, s)
-		}
-		if len(errs) > 0 {
-			return nil, errors.Join(errs...)
-		}
-		return seq, nil
+		return b.buildSequence(path, where, c, depth)
 	case "chain":
-		if c.Primary == nil {
-			errs = append(errs, fmt.Errorf("%s.primary: required", where))
-		}
-		if c.Fallback == nil {
-			errs = append(errs, fmt.Errorf("%s.fallback: required", where))
-		}
-		if len(errs) > 0 {
-			return nil, errors.Join(errs...)
-		}
-		p, perr := b.buildAt(path+".primary", *c.Primary, depth+1)
-		f, ferr := b.buildAt(path+".fallback", *c.Fallback, depth+1)
-		if err := errors.Join(perr, ferr); err != nil {
-			return nil, err
-		}
-		return strategy.Chain{Primary: p, Fallback: f}, nil
+		return b.buildChain(path, where, c, depth)
 	case "circuit_breaker":
 		return b.buildBreaker(path, where, c, depth)
 	}
 	return nil, fmt.Errorf("%s: unknown kind %q", where, c.Kind)
+}
+
+func buildBackoff(where string, c StrategyConfig) (Strategy, error) {
+	var errs []error
+	if c.BaseDelay < 0 {
+		errs = append(errs, fmt.Errorf("%s.base_delay: must not be negative", where))
+	}
+	if c.MaxDelay < 0 || (c.MaxDelay > 0 && c.MaxDelay < c.BaseDelay) {
+		errs = append(errs, fmt.Errorf("%s.max_delay: must be at least base_delay", where))
+	}
+	if c.Multiplier != 0 && c.Multiplier < 1 {
+		errs = append(errs, fmt.Errorf("%s.multiplier: must be at least 1", where))
+	}
+	if c.Jitter < 0 || c.Jitter > 1 {
+		errs = append(errs, fmt.Errorf("%s.jitter: must be between 0 and 1", where))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return strategy.BackoffAndRetry{Max: c.MaxAttempts, BaseDelay: c.BaseDelay, MaxDelay: c.MaxDelay,
+		Multiplier: c.Multiplier, Jitter: c.Jitter, Hint: c.Hint}, nil
+}
+
+func (b *builder) buildSequence(path, where string, c StrategyConfig, depth int) (Strategy, error) {
+	if len(c.Steps) == 0 {
+		return nil, fmt.Errorf("%s.steps: a sequence needs at least one step", where)
+	}
+	var errs []error
+	seq := strategy.Sequence{}
+	for i, st := range c.Steps {
+		s, err := b.buildAt(fmt.Sprintf("%s.steps[%d]", path, i), st, depth+1)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		seq.Steps = append(seq.Steps, s)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return seq, nil
+}
+
+func (b *builder) buildChain(path, where string, c StrategyConfig, depth int) (Strategy, error) {
+	var errs []error
+	if c.Primary == nil {
+		errs = append(errs, fmt.Errorf("%s.primary: required", where))
+	}
+	if c.Fallback == nil {
+		errs = append(errs, fmt.Errorf("%s.fallback: required", where))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	p, perr := b.buildAt(path+".primary", *c.Primary, depth+1)
+	f, ferr := b.buildAt(path+".fallback", *c.Fallback, depth+1)
+	if err := errors.Join(perr, ferr); err != nil {
+		return nil, err
+	}
+	return strategy.Chain{Primary: p, Fallback: f}, nil
 }
 
 func (b *builder) buildBreaker(path, where string, c StrategyConfig, depth int) (Strategy, error) {

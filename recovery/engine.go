@@ -206,20 +206,36 @@ func (e *Engine) Decide(ctx context.Context, in Input) (Decision, error) {
 		return Decision{}, fmt.Errorf("recovery history: %w", err)
 	}
 	attempt := counts.Type
+	res, budget, err := e.answer(ctx, in, path, strat, counts, now)
+	if err != nil {
+		return Decision{}, err
+	}
+	id, err := e.newID()
+	if err != nil {
+		return Decision{}, fmt.Errorf("decision id: %w", err)
+	}
+	return e.document(in, res, id, attempt, budget, now), nil
+}
+
+// answer asks the strategy (or the session caps, or the exhausted
+// escalation, or the non_idempotent entry instead of a retry) for the
+// attempt-th failure and returns the answer, its text redacted, with the
+// attempt budget it counts against.
+func (e *Engine) answer(ctx context.Context, in Input, path string, strat Strategy, counts store.Attempts, now time.Time) (res Result, budget int, err error) {
+	attempt := counts.Type
 	env := strategy.WithRuntime(envOf(in, now), e.store, e.rand)
-	budget := strat.MaxAttempts()
-	var res Result
+	budget = strat.MaxAttempts()
 	if capped, ok := e.sessionCap(counts, now); ok {
 		res = capped
 	} else if attempt > budget {
 		res = strategy.Exhausted(path, attempt, budget, in.FailureType)
 	} else if res, err = strat.Decide(ctx, env, path, attempt); err != nil {
-		return Decision{}, err
+		return Result{}, 0, err
 	}
 	if res.Action.Kind == ActionRetry {
 		if why, ok := e.nonIdempotent(in); ok {
 			if res, err = e.noRetry(ctx, env, attempt, why); err != nil {
-				return Decision{}, err
+				return Result{}, 0, err
 			}
 			budget = res.MaxAttempts
 		}
@@ -234,10 +250,11 @@ func (e *Engine) Decide(ctx context.Context, in Input) (Decision, error) {
 	// document holds no free text that did not pass the redactor.
 	res.Action.Hint = e.redactor.Text(res.Action.Hint)
 	res.Action.Target = e.redactor.Text(res.Action.Target)
-	id, err := e.newID()
-	if err != nil {
-		return Decision{}, fmt.Errorf("decision id: %w", err)
-	}
+	return res, budget, nil
+}
+
+// document is the decision document of an answer.
+func (e *Engine) document(in Input, res Result, id string, attempt, budget int, now time.Time) Decision {
 	maxAttempts := budget
 	if maxAttempts >= Unlimited {
 		maxAttempts = 0
@@ -266,7 +283,7 @@ func (e *Engine) Decide(ctx context.Context, in Input) (Decision, error) {
 	if in.InFlight != nil {
 		d.InFlightDecisionID = in.InFlight.DecisionID
 	}
-	return d, nil
+	return d
 }
 
 // normalize checks the input and makes its free text safe to publish: the

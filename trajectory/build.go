@@ -138,9 +138,55 @@ func Build(td ptrace.Traces, opts ...Option) []Run {
 }
 
 func buildTrace(runs []Run, tid pcommon.TraceID, spans []spanCtx, o *buildOptions) []Run {
-	nodes := make([]node, 0, len(spans))
+	nodes, duplicates := linkNodes(spans)
+	breakCycles(nodes)
+	for i := range nodes {
+		detectRole(&nodes[i])
+	}
+	t := treeOf(nodes)
+	units := unitsOf(t.trueRoots, t.looseRoots)
+	order, unitStart := walkUnits(nodes, &t, units)
+
+	b := runBuilder{nodes: nodes, tid: tid, mark: make([]uint32, len(nodes)), stepOf: make([]int32, len(nodes)), sessionKeys: o.sessionKeys}
+	// The first run built takes the trace's duplicate count.
+	add := func(r Run) {
+		r.Duplicates = duplicates
+		duplicates = 0
+		runs = append(runs, r)
+	}
+	for u, un := range units {
+		members := order[unitStart[u]:unitStart[u+1]]
+		var agents []int32
+		recognised := false
+		for _, i := range members {
+			if nodes[i].topAgent == i {
+				agents = append(agents, i)
+			}
+			recognised = recognised || nodes[i].matched != 0
+		}
+		if !recognised {
+			// No span any convention reader knows (HTTP, database or
+			// framework spans only): not an agent run. Such trees come
+			// from other services, or from an agent's own work done outside
+			// its trace context (a tool's HTTP call started where the
+			// framework did not propagate the span), whose failure the
+			// agent's trace records where it matters.
+			continue
+		}
+		if len(agents) <= 1 {
+			add(b.build(members, un.roots, un.rootFound, agents))
+			continue
+		}
+		b.buildAgentRuns(members, un, agents, add)
+	}
+	return runs
+}
+
+// linkNodes makes a node of each span (the first of duplicate span IDs,
+// the others counted) and links each to its parent.
+func linkNodes(spans []spanCtx) (nodes []node, duplicates int) {
+	nodes = make([]node, 0, len(spans))
 	byID := make(map[pcommon.SpanID]int32, len(spans))
-	duplicates := 0
 	for _, c := range spans {
 		id := c.sp.SpanID()
 		if !id.IsEmpty() {
@@ -166,14 +212,19 @@ func buildTrace(runs []Run, tid pcommon.TraceID, spans []spanCtx, o *buildOption
 		}
 		n.parent = p
 	}
-	breakCycles(nodes)
+	return nodes, duplicates
+}
 
-	// Roles.
-	for i := range nodes {
-		classify(&nodes[i])
-	}
+// tree is the nodes' children in CSR form (the children of node i are
+// children[start[i]:start[i+1]]) and their roots: spans without a parent
+// (trueRoots) and orphans or cycle roots (looseRoots).
+type tree struct {
+	start, children       []int32
+	trueRoots, looseRoots []int32
+}
 
-	// Children in CSR form (linear, two passes).
+// treeOf builds the tree in linear time (two passes).
+func treeOf(nodes []node) tree {
 	start := make([]int32, len(nodes)+1)
 	for i := range nodes {
 		if p := nodes[i].parent; p >= 0 {
@@ -183,46 +234,51 @@ func buildTrace(runs []Run, tid pcommon.TraceID, spans []spanCtx, o *buildOption
 	for i := 1; i <= len(nodes); i++ {
 		start[i] += start[i-1]
 	}
-	children := make([]int32, start[len(nodes)])
+	t := tree{start: start, children: make([]int32, start[len(nodes)])}
 	fill := append([]int32(nil), start[:len(nodes)]...)
-	var roots, trueRoots, looseRoots []int32
 	for i := range nodes {
 		if p := nodes[i].parent; p >= 0 {
-			children[fill[p]] = int32(i)
+			t.children[fill[p]] = int32(i)
 			fill[p]++
+		} else if nodes[i].root == trueRoot {
+			t.trueRoots = append(t.trueRoots, int32(i))
 		} else {
-			roots = append(roots, int32(i))
-			if nodes[i].root == trueRoot {
-				trueRoots = append(trueRoots, int32(i))
-			} else {
-				looseRoots = append(looseRoots, int32(i))
-			}
+			t.looseRoots = append(t.looseRoots, int32(i))
 		}
 	}
+	return t
+}
 
-	// Units: the tree groups that become runs (or are split into agent runs).
-	// One real root takes the orphans of its trace (their parents are spans
-	// of that run that were not exported). Without exactly one real root the
-	// orphans form a unit of their own whose root was not found.
-	type unit struct {
-		roots     []int32
-		rootFound bool
-	}
+// unit is a tree group that becomes a run (or is split into agent runs).
+type unit struct {
+	roots     []int32
+	rootFound bool
+}
+
+// unitsOf groups the roots into units. One real root takes the orphans of
+// its trace (their parents are spans of that run that were not exported).
+// Without exactly one real root the orphans form a unit of their own whose
+// root was not found.
+func unitsOf(trueRoots, looseRoots []int32) []unit {
 	var units []unit
 	if len(trueRoots) == 1 {
-		units = append(units, unit{roots: append([]int32{trueRoots[0]}, looseRoots...), rootFound: true})
-	} else {
-		for _, r := range trueRoots {
-			units = append(units, unit{roots: []int32{r}, rootFound: true})
-		}
-		if len(looseRoots) > 0 {
-			units = append(units, unit{roots: looseRoots})
-		}
+		return append(units, unit{roots: append([]int32{trueRoots[0]}, looseRoots...), rootFound: true})
 	}
+	for _, r := range trueRoots {
+		units = append(units, unit{roots: []int32{r}, rootFound: true})
+	}
+	if len(looseRoots) > 0 {
+		units = append(units, unit{roots: looseRoots})
+	}
+	return units
+}
 
-	// Walk each unit in preorder (iterative: no recursion depth limit).
-	order := make([]int32, 0, len(nodes))
-	unitStart := make([]int, len(units)+1)
+// walkUnits walks each unit in preorder (iterative: no recursion depth
+// limit), filling each node's unit, top-level agent and step ancestor.
+// Unit u's nodes are order[unitStart[u]:unitStart[u+1]].
+func walkUnits(nodes []node, t *tree, units []unit) (order []int32, unitStart []int) {
+	order = make([]int32, 0, len(nodes))
+	unitStart = make([]int, len(units)+1)
 	stack := make([]int32, 0, 64)
 	for u, un := range units {
 		unitStart[u] = len(order)
@@ -247,83 +303,53 @@ func buildTrace(runs []Run, tid pcommon.TraceID, spans []spanCtx, o *buildOption
 				n.topAgent = i
 			}
 			order = append(order, i)
-			for k := start[i+1] - 1; k >= start[i]; k-- {
-				stack = append(stack, children[k])
+			for k := t.start[i+1] - 1; k >= t.start[i]; k-- {
+				stack = append(stack, t.children[k])
 			}
 		}
 	}
 	unitStart[len(units)] = len(order)
+	return order, unitStart
+}
 
-	b := runBuilder{nodes: nodes, tid: tid, mark: make([]uint32, len(nodes)), stepOf: make([]int32, len(nodes)), sessionKeys: o.sessionKeys}
-	for u, un := range units {
-		members := order[unitStart[u]:unitStart[u+1]]
-		var agents []int32
-		recognised := false
-		for _, i := range members {
-			if nodes[i].topAgent == i {
-				agents = append(agents, i)
+// buildAgentRuns builds the runs of a unit holding several agent
+// invocations side by side: one run per top-level agent subtree. Nested
+// agents stay in their outer agent's run. Spans outside every agent
+// subtree form a run of their own when they hold steps; otherwise
+// (workflow wrappers) they go with the agent run that ended last, whose
+// outcome they usually report.
+func (b *runBuilder) buildAgentRuns(members []int32, un unit, agents []int32, add func(Run)) {
+	nodes := b.nodes
+	groups := make(map[int32][]int32, len(agents))
+	var rest []int32
+	restHasStep := false
+	for _, i := range members {
+		if a := nodes[i].topAgent; a >= 0 {
+			groups[a] = append(groups[a], i)
+		} else {
+			rest = append(rest, i)
+			if r := nodes[i].role; r == roleLLM || r == roleTool {
+				restHasStep = true
 			}
-			recognised = recognised || nodes[i].matched != 0
-		}
-		if !recognised {
-			// No span any convention reader knows (HTTP, database or
-			// framework spans only): not an agent run. Such trees come
-			// from other services, or from an agent's own work done outside
-			// its trace context (a tool's HTTP call started where the
-			// framework did not propagate the span), whose failure the
-			// agent's trace records where it matters.
-			continue
-		}
-		if len(agents) <= 1 {
-			r := b.build(members, un.roots, un.rootFound, agents)
-			r.Duplicates = duplicates
-			duplicates = 0
-			runs = append(runs, r)
-			continue
-		}
-		// Several agent invocations side by side: one run per top-level
-		// agent subtree. Nested agents stay in their outer agent's run.
-		// Spans outside every agent subtree form a run of their own when they
-		// hold steps; otherwise (workflow wrappers) they go with the agent
-		// run that ended last, whose outcome they usually report.
-		groups := make(map[int32][]int32, len(agents))
-		var rest []int32
-		restHasStep := false
-		for _, i := range members {
-			if a := nodes[i].topAgent; a >= 0 {
-				groups[a] = append(groups[a], i)
-			} else {
-				rest = append(rest, i)
-				if r := nodes[i].role; r == roleLLM || r == roleTool {
-					restHasStep = true
-				}
-			}
-		}
-		last := agents[0]
-		for _, a := range agents[1:] {
-			if nodes[a].c.sp.EndTimestamp() > nodes[last].c.sp.EndTimestamp() {
-				last = a
-			}
-		}
-		if restHasStep {
-			r := b.build(rest, un.roots, un.rootFound, nil)
-			r.Duplicates = duplicates
-			duplicates = 0
-			runs = append(runs, r)
-			rest = nil
-		}
-		for _, a := range agents {
-			m := groups[a]
-			if a == last && len(rest) > 0 {
-				m = append(m, rest...)
-			}
-			r := b.build(m, []int32{a}, true, []int32{a})
-			r.Duplicates = duplicates
-			duplicates = 0
-			runs = append(runs, r)
 		}
 	}
-	return runs
+	last := agents[0]
+	for _, a := range agents[1:] {
+		if nodes[a].c.sp.EndTimestamp() > nodes[last].c.sp.EndTimestamp() {
+			last = a
+		}
+	}
+	if restHasStep {
+		add(b.build(rest, un.roots, un.rootFound, nil))
+		rest = nil
+	}
+	for _, a := range agents {
+		m := groups[a]
+		if a == last && len(rest) > 0 {
+			m = append(m, rest...)
+		}
+		add(b.build(m, []int32{a}, true, []int32{a}))
+	}
 }
 
 // breakCycles cuts parent loops in linear time: each node is walked up once;
@@ -367,7 +393,9 @@ func breakCycles(nodes []node) {
 	}
 }
 
-func classify(n *node) {
+// detectRole asks the convention readers what the span is (agent, LLM call,
+// tool call, streamed part) and which convention names it.
+func detectRole(n *node) {
 	for ri := range readers {
 		role, ok := readers[ri].detect(&n.c)
 		if !ok {
@@ -480,6 +508,41 @@ func (b *runBuilder) build(members []int32, roots []int32, rootFound bool, agent
 	nodes := b.nodes
 	r := Run{TraceID: b.tid, RootFound: rootFound}
 	head := roots[0]
+	b.nameRun(&r, roots, rootFound)
+	b.gen++
+	for _, i := range members {
+		b.mark[i] = b.gen
+		b.stepOf[i] = -1
+	}
+	b.partSteps = nil
+	r.SpanIDs = make([]pcommon.SpanID, 0, len(members))
+	var chains []chainToolMessages // wrapper spans' ToolMessages (langchain.go)
+	spanContent := false
+	for _, i := range members {
+		spanContent = spanContent || spanHasContent(&nodes[i].c)
+		b.readMember(&r, i, rootFound && i == head, &chains)
+	}
+	sort.SliceStable(r.Steps, func(a, c int) bool {
+		if r.Steps[a].End != r.Steps[c].End {
+			return r.Steps[a].End < r.Steps[c].End
+		}
+		return r.Steps[a].Start < r.Steps[c].Start
+	})
+	b.offerAgentDefs(&r, agents, head)
+	nameFailedTools(r.Steps, chains)
+	nameFedResults(r.Steps, chains)
+	linkToolCalls(r.Steps)
+	r.Content = runContent(&r, spanContent)
+	sort.SliceStable(r.SpanErrors, func(a, c int) bool { return r.SpanErrors[a].End < r.SpanErrors[c].End })
+	b.sessionKey(&r, members, head, rootFound)
+	b.describe(&r, members, roots, agents)
+	return r
+}
+
+// nameRun sets the run's root span ID and name.
+func (b *runBuilder) nameRun(r *Run, roots []int32, rootFound bool) {
+	nodes := b.nodes
+	head := roots[0]
 	if rootFound {
 		r.RootSpanID = nodes[head].c.sp.SpanID()
 		r.RootName = nodes[head].c.sp.Name()
@@ -496,90 +559,84 @@ func (b *runBuilder) build(members []int32, roots []int32, rootFound bool, agent
 			r.RootSpanID = first.SpanID()
 		}
 	}
-	b.gen++
-	for _, i := range members {
-		b.mark[i] = b.gen
-		b.stepOf[i] = -1
+}
+
+// readMember adds span i of the run being built to r: its ID, its time, its
+// step (or its part of a step, or its error evidence for the step it sits
+// in), else its own error, the ToolMessages of a wrapper span and the tool
+// definitions it lists. isRoot: the span is the run's root.
+func (b *runBuilder) readMember(r *Run, i int32, isRoot bool, chains *[]chainToolMessages) {
+	nodes := b.nodes
+	n := &nodes[i]
+	sp := n.c.sp
+	r.SpanIDs = append(r.SpanIDs, sp.SpanID())
+	if n.top {
+		r.TopSpanIDs = append(r.TopSpanIDs, sp.SpanID())
 	}
-	b.partSteps = nil
-	r.SpanIDs = make([]pcommon.SpanID, 0, len(members))
-	var chains []chainToolMessages // wrapper spans' ToolMessages (langchain.go)
-	spanContent := false
-	for _, i := range members {
-		n := &nodes[i]
-		sp := n.c.sp
-		r.SpanIDs = append(r.SpanIDs, sp.SpanID())
-		if n.top {
-			r.TopSpanIDs = append(r.TopSpanIDs, sp.SpanID())
+	if n.root == orphanRoot || n.root == cycleRoot {
+		r.Orphans++
+	}
+	if s := sp.StartTimestamp(); s != 0 && (r.Start == 0 || s < r.Start) {
+		r.Start = s
+	}
+	if e := sp.EndTimestamp(); e > r.End {
+		r.End = e
+	}
+	ev := readErrors(sp)
+	anc := int32(-1)
+	if a := n.stepAnc; a >= 0 && b.mark[a] == b.gen {
+		anc = a
+	}
+	if n.role == rolePart {
+		b.addPart(r, n, anc, &ev)
+		return
+	}
+	if n.role == roleLLM || n.role == roleTool {
+		st := readStep(n, &ev)
+		if anc >= 0 && nodes[anc].role == n.role && sameTool(&r.Steps[b.stepOf[anc]], &st) {
+			mergeStep(&r.Steps[b.stepOf[anc]], &st, nodes[anc].c.sp.Status().Code())
+			b.stepOf[i] = b.stepOf[anc]
+			return
 		}
-		spanContent = spanContent || spanHasContent(&n.c)
-		if n.root == orphanRoot || n.root == cycleRoot {
-			r.Orphans++
-		}
-		if s := sp.StartTimestamp(); s != 0 && (r.Start == 0 || s < r.Start) {
-			r.Start = s
-		}
-		if e := sp.EndTimestamp(); e > r.End {
-			r.End = e
-		}
-		ev := readErrors(sp)
-		anc := int32(-1)
-		if a := n.stepAnc; a >= 0 && b.mark[a] == b.gen {
-			anc = a
-		}
-		if n.role == rolePart {
-			b.addPart(&r, n, anc, &ev)
-			continue
-		}
-		if n.role == roleLLM || n.role == roleTool {
-			st := readStep(n, &ev)
-			if anc >= 0 && nodes[anc].role == n.role && sameTool(&r.Steps[b.stepOf[anc]], &st) {
-				mergeStep(&r.Steps[b.stepOf[anc]], &st, nodes[anc].c.sp.Status().Code())
-				b.stepOf[i] = b.stepOf[anc]
-				continue
+		b.stepOf[i] = int32(len(r.Steps))
+		if anc >= 0 && nodes[anc].role == roleLLM && n.role == roleTool {
+			// A model step whose span stays open while the tools it
+			// asked for run (Mastra) got its answer when the first of
+			// them started: it ends there, so that steps keep the order
+			// in which they happened.
+			if llm := &r.Steps[b.stepOf[anc]]; st.Start != 0 && st.Start < llm.End && st.Start >= llm.Start {
+				llm.End = st.Start
 			}
-			b.stepOf[i] = int32(len(r.Steps))
-			if anc >= 0 && nodes[anc].role == roleLLM && n.role == roleTool {
-				// A model step whose span stays open while the tools it
-				// asked for run (Mastra) got its answer when the first of
-				// them started: it ends there, so that steps keep the order
-				// in which they happened.
-				if llm := &r.Steps[b.stepOf[anc]]; st.Start != 0 && st.Start < llm.End && st.Start >= llm.Start {
-					llm.End = st.Start
-				}
-			}
-			r.Steps = append(r.Steps, st)
-			continue
 		}
-		if anc >= 0 {
-			// A span inside a step (HTTP client span, retry attempt): its
-			// error evidence belongs to that step.
-			if ev.failed() {
-				mergeEvidence(&r.Steps[b.stepOf[anc]], &ev, nodes[anc].c.sp.Status().Code())
-			}
-			continue
-		}
+		r.Steps = append(r.Steps, st)
+		return
+	}
+	if anc >= 0 {
+		// A span inside a step (HTTP client span, retry attempt): its
+		// error evidence belongs to that step.
 		if ev.failed() {
-			r.SpanErrors = append(r.SpanErrors, ev.spanError(sp, rootFound && i == head))
+			mergeEvidence(&r.Steps[b.stepOf[anc]], &ev, nodes[anc].c.sp.Status().Code())
 		}
-		if n.role == roleNone {
-			if ch, ok := chainMessages(&n.c); ok {
-				chains = append(chains, ch)
-			}
-		}
-		if defs := listedToolDefs(&n.c); len(defs) > 0 {
-			r.ListedTools = append(r.ListedTools, defs...)
+		return
+	}
+	if ev.failed() {
+		r.SpanErrors = append(r.SpanErrors, ev.spanError(sp, isRoot))
+	}
+	if n.role == roleNone {
+		if ch, ok := chainMessages(&n.c); ok {
+			*chains = append(*chains, ch)
 		}
 	}
-	sort.SliceStable(r.Steps, func(a, c int) bool {
-		if r.Steps[a].End != r.Steps[c].End {
-			return r.Steps[a].End < r.Steps[c].End
-		}
-		return r.Steps[a].Start < r.Steps[c].Start
-	})
-	// Definitions recorded once on the agent (or root) span, e.g.
-	// gen_ai.tool.definitions on invoke_agent, are what the model was
-	// offered on LLM steps that do not record their own.
+	if defs := listedToolDefs(&n.c); len(defs) > 0 {
+		r.ListedTools = append(r.ListedTools, defs...)
+	}
+}
+
+// offerAgentDefs gives the LLM steps that record no tool definitions of
+// their own the definitions recorded once on the agent (or root) span, e.g.
+// gen_ai.tool.definitions on invoke_agent: what the model was offered.
+func (b *runBuilder) offerAgentDefs(r *Run, agents []int32, head int32) {
+	nodes := b.nodes
 	var agentDefs []ToolDef
 	for _, i := range append(agents[:len(agents):len(agents)], head) {
 		if b.mark[i] == b.gen {
@@ -596,14 +653,6 @@ func (b *runBuilder) build(members []int32, roots []int32, rootFound bool, agent
 			}
 		}
 	}
-	nameFailedTools(r.Steps, chains)
-	nameFedResults(r.Steps, chains)
-	linkToolCalls(r.Steps)
-	r.Content = runContent(&r, spanContent)
-	sort.SliceStable(r.SpanErrors, func(a, c int) bool { return r.SpanErrors[a].End < r.SpanErrors[c].End })
-	b.sessionKey(&r, members, head, rootFound)
-	b.describe(&r, members, roots, agents)
-	return r
 }
 
 // readStep reads the step of one step span (n.role is roleLLM or

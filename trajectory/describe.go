@@ -80,6 +80,16 @@ func (b *runBuilder) describe(r *Run, members, roots, agents []int32) {
 		}
 	}
 
+	b.nameAgentAndSession(r, ordered, len(agents))
+	b.finishReason(r, members, ordered[:len(agents)+1])
+}
+
+// nameAgentAndSession reads the run's agent and session from the spans in
+// order (the first len(agents)+1 are the agent spans and the root): the
+// explicit keys, then the framework metadata, then weaker agent keys; a
+// session last from the resource of the agent spans or the root.
+func (b *runBuilder) nameAgentAndSession(r *Run, ordered []int32, nAgents int) {
+	nodes := b.nodes
 	var weakAgent string
 	for _, i := range ordered {
 		c := &nodes[i].c
@@ -111,7 +121,7 @@ func (b *runBuilder) describe(r *Run, members, roots, agents []int32) {
 		r.Agent = weakAgent
 	}
 	if r.Session == "" {
-		for _, i := range ordered[:len(agents)+1] {
+		for _, i := range ordered[:nAgents+1] {
 			if s := firstStr(nodes[i].c.res.Attributes(), sessionKeys...); s != "" {
 				r.Session = s
 				break
@@ -119,9 +129,15 @@ func (b *runBuilder) describe(r *Run, members, roots, agents []int32) {
 		}
 	}
 
-	// The final finish reason: what the run span reports (Vercel run spans,
-	// GenAI invoke_agent), else the last LLM step's last reason.
-	for _, i := range ordered[:len(agents)+1] {
+}
+
+// finishReason sets the run's final finish reason: what the run span
+// reports (top are the agent spans and the root), else a run span nested
+// in the agent span, else the last LLM step's last reason.
+func (b *runBuilder) finishReason(r *Run, members, top []int32) {
+	nodes := b.nodes
+	// Vercel run spans, GenAI invoke_agent.
+	for _, i := range top {
 		if b.mark[i] != b.gen {
 			continue
 		}

@@ -50,7 +50,32 @@ func readErrors(sp ptrace.Span) errorEvidence {
 		e.StatusError = true
 		e.StatusMessage = sp.Status().Message()
 	}
-	events := sp.Events()
+	e.readExceptions(sp.Events())
+	e.readErrorType(attrStr(attrs, "error.type"))
+	if code, ok := firstInt(attrs, "http.response.status_code", "http.status_code"); ok && code > 0 && code < 1000 {
+		e.HTTPStatus = int(code)
+	}
+	if e.HTTPStatus == 0 && (e.StatusError || len(e.Errors) > 0) {
+		e.HTTPStatus = httpStatusFromText(e)
+	}
+	if code, ok := firstInt(attrs, "rpc.jsonrpc.error_code"); ok && code != 0 {
+		e.JSONRPCCode, e.HasJSONRPC = int(code), true
+	}
+	if !e.HasJSONRPC {
+		for _, msg := range e.messages() {
+			if n, ok := mcpErrorCode(msg); ok {
+				e.JSONRPCCode, e.HasJSONRPC = n, true
+				break
+			}
+		}
+	}
+	return e
+}
+
+// readExceptions reads the span's exception events (at most
+// MaxExceptionsPerSpan, the last one always among them): type, message and
+// the provider's error code.
+func (e *errorEvidence) readExceptions(events ptrace.SpanEventSlice) {
 	last := -1
 	if events.Len() >= MaxExceptionsPerSpan {
 		last = lastException(events)
@@ -82,50 +107,38 @@ func readErrors(sp ptrace.Span) errorEvidence {
 		}
 		e.Errors = append(e.Errors, info)
 	}
-	if et := attrStr(attrs, "error.type"); et != "" {
-		if n, err := strconv.Atoi(strings.TrimSpace(et)); err == nil {
-			// error.type holds a status code for HTTP and JSON-RPC spans.
-			switch {
-			case n < 0:
-				e.JSONRPCCode, e.HasJSONRPC = n, true
-			case n >= 400 && n <= 599:
-				e.HTTPStatus = n
-			}
-		} else if et != "_OTHER" {
-			dup := false
-			for _, x := range e.Errors {
-				if x.Type == et {
-					dup = true
-					break
-				}
-			}
-			if !dup {
-				info := ErrorInfo{Type: et, Message: e.StatusMessage, Code: providerCode(e.StatusMessage)}
-				if info.Code == "" && isCodeLike(et) {
-					info.Code = et
-				}
-				e.Errors = append(e.Errors, info)
-			}
+}
+
+// readErrorType reads error.type: a status code for HTTP and JSON-RPC
+// spans, else an error type (unless an exception already named it).
+func (e *errorEvidence) readErrorType(et string) {
+	if et == "" {
+		return
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(et)); err == nil {
+		// error.type holds a status code for HTTP and JSON-RPC spans.
+		switch {
+		case n < 0:
+			e.JSONRPCCode, e.HasJSONRPC = n, true
+		case n >= 400 && n <= 599:
+			e.HTTPStatus = n
 		}
-	}
-	if code, ok := firstInt(attrs, "http.response.status_code", "http.status_code"); ok && code > 0 && code < 1000 {
-		e.HTTPStatus = int(code)
-	}
-	if e.HTTPStatus == 0 && (e.StatusError || len(e.Errors) > 0) {
-		e.HTTPStatus = httpStatusFromText(e)
-	}
-	if code, ok := firstInt(attrs, "rpc.jsonrpc.error_code"); ok && code != 0 {
-		e.JSONRPCCode, e.HasJSONRPC = int(code), true
-	}
-	if !e.HasJSONRPC {
-		for _, msg := range e.messages() {
-			if n, ok := mcpErrorCode(msg); ok {
-				e.JSONRPCCode, e.HasJSONRPC = n, true
+	} else if et != "_OTHER" {
+		dup := false
+		for _, x := range e.Errors {
+			if x.Type == et {
+				dup = true
 				break
 			}
 		}
+		if !dup {
+			info := ErrorInfo{Type: et, Message: e.StatusMessage, Code: providerCode(e.StatusMessage)}
+			if info.Code == "" && isCodeLike(et) {
+				info.Code = et
+			}
+			e.Errors = append(e.Errors, info)
+		}
 	}
-	return e
 }
 
 func (e *errorEvidence) messages() []string {

@@ -71,30 +71,11 @@ func mastraIO(c *spanCtx, which string) string {
 }
 
 func mastraFill(c *spanCtx, st *Step) {
-	a := c.attrs
 	if st.Kind == StepTool {
-		// 1.x: the GenAI names; 0.x: gen_ai.tool.input/output, input/output.
-		genaiFillTool(a, st)
-		if st.Arguments == "" {
-			st.Arguments = attrStr(a, "gen_ai.tool.input")
-			if st.Arguments == "" {
-				st.Arguments = mastraIO(c, "input")
-			}
-		}
-		if st.Result == "" {
-			st.Result = attrStr(a, "gen_ai.tool.output")
-			if st.Result == "" {
-				st.Result = mastraIO(c, "output")
-			}
-		}
-		if !st.ResultIsError && looksJSON(st.Result) {
-			st.ResultIsError = mcpResultIsError([]byte(st.Result))
-		}
-		if msg := attrStr(a, "error.message"); msg != "" && st.StatusMessage == "" {
-			st.StatusMessage = msg
-		}
+		mastraFillTool(c, st)
 		return
 	}
+	a := c.attrs
 	if st.Model == "" {
 		st.Model = firstStr(a, "gen_ai.response.model", "modelId", "gen_ai.request.model")
 	}
@@ -109,6 +90,52 @@ func mastraFill(c *spanCtx, st *Step) {
 			}
 		}
 	}
+	mastraFillOutput(c, st)
+	// The raw provider response: finish reason and usage, read by pattern
+	// because the exporter cuts long values.
+	body := attrStr(a, "body")
+	if len(st.FinishReasons) == 0 {
+		if fr := scanJSONString(body, finishReasonRe); fr != "" {
+			st.FinishReasons = []string{fr}
+		}
+	}
+	if st.InputTokens == 0 {
+		st.InputTokens = scanJSONInt(body, inputTokensRe)
+	}
+	if st.OutputTokens == 0 {
+		st.OutputTokens = scanJSONInt(body, outputTokensRe)
+	}
+	mastraFillRequest(c, st)
+}
+
+// mastraFillTool reads a tool span: 1.x the GenAI names; 0.x
+// gen_ai.tool.input/output, input/output.
+func mastraFillTool(c *spanCtx, st *Step) {
+	a := c.attrs
+	genaiFillTool(a, st)
+	if st.Arguments == "" {
+		st.Arguments = attrStr(a, "gen_ai.tool.input")
+		if st.Arguments == "" {
+			st.Arguments = mastraIO(c, "input")
+		}
+	}
+	if st.Result == "" {
+		st.Result = attrStr(a, "gen_ai.tool.output")
+		if st.Result == "" {
+			st.Result = mastraIO(c, "output")
+		}
+	}
+	if !st.ResultIsError && looksJSON(st.Result) {
+		st.ResultIsError = mcpResultIsError([]byte(st.Result))
+	}
+	if msg := attrStr(a, "error.message"); msg != "" && st.StatusMessage == "" {
+		st.StatusMessage = msg
+	}
+}
+
+// mastraFillOutput reads a model span's output: text, tool calls and
+// finish reason.
+func mastraFillOutput(c *spanCtx, st *Step) {
 	var out struct {
 		Text         string         `json:"text"`
 		ToolCalls    []jsonToolCall `json:"toolCalls"`
@@ -130,22 +157,11 @@ func mastraFill(c *spanCtx, st *Step) {
 		}
 		st.OutputEmpty = st.OutputText == "" && len(st.Requested) == 0
 	}
-	// The raw provider response: finish reason and usage, read by pattern
-	// because the exporter cuts long values.
-	body := attrStr(a, "body")
-	if len(st.FinishReasons) == 0 {
-		if fr := scanJSONString(body, finishReasonRe); fr != "" {
-			st.FinishReasons = []string{fr}
-		}
-	}
-	if st.InputTokens == 0 {
-		st.InputTokens = scanJSONInt(body, inputTokensRe)
-	}
-	if st.OutputTokens == 0 {
-		st.OutputTokens = scanJSONInt(body, outputTokensRe)
-	}
-	// The provider request: the messages and tool definitions the model
-	// was given, when the exporter kept the body whole.
+}
+
+// mastraFillRequest reads the provider request: the messages and tool
+// definitions the model was given, when the exporter kept the body whole.
+func mastraFillRequest(c *spanCtx, st *Step) {
 	if in := mastraIO(c, "input"); looksJSON(in) && (len(st.Offered) == 0 || len(st.InputResults) == 0) {
 		var w struct {
 			Body json.RawMessage `json:"body"`

@@ -82,6 +82,6 @@ func OutermostSpan(run *Run, td ptrace.Traces) (Outermost, bool) {
 // Build reads, from the span alone.
 func SpanRoleOf(sp ptrace.Span, res pcommon.Resource, scope string) SpanRole {
 	n := node{c: spanCtx{sp: sp, attrs: sp.Attributes(), res: res, scope: scope}}
-	classify(&n)
+	detectRole(&n)
 	return SpanRole(n.role)
 }

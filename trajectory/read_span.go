@@ -52,7 +52,7 @@ type SpanReader struct{}
 // instrumentation scope.
 func (r *SpanReader) Read(sp ptrace.Span, res pcommon.Resource, scope string) SpanRead {
 	n := node{c: spanCtx{sp: sp, attrs: sp.Attributes(), res: res, scope: scope}}
-	classify(&n)
+	detectRole(&n)
 	out := SpanRead{Role: SpanRole(n.role)}
 	switch n.role {
 	case roleLLM, roleTool:

@@ -171,71 +171,15 @@ type Consultant struct {
 
 // New returns a Consultant, or an error naming the invalid option.
 func New(o Options) (*Consultant, error) {
-	var errs []error
-	u, err := url.Parse(strings.TrimSpace(o.Endpoint))
-	if o.Endpoint == "" {
-		errs = append(errs, errors.New("endpoint must be set"))
-	} else if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		errs = append(errs, fmt.Errorf("endpoint %q must be an http(s) URL", o.Endpoint))
+	r, err := o.resolve()
+	if err != nil {
+		return nil, err
 	}
-	if strings.TrimSpace(o.Model) == "" {
-		errs = append(errs, errors.New("model must be set"))
-	}
-	orInt := func(v, d int, name string) int {
-		if v == 0 {
-			return d
-		}
-		if v < 0 {
-			errs = append(errs, fmt.Errorf("%s must not be negative, got %d", name, v))
-		}
-		return v
-	}
-	orCap := func(v, d int) int {
-		if v == 0 {
-			return d
-		}
-		return max(v, 0)
-	}
-	orUnit := func(v, d float64, name string) float64 {
-		if v == 0 {
-			return d
-		}
-		if v < 0 || v > 1 || v != v {
-			errs = append(errs, fmt.Errorf("%s must be within 0..1, got %v", name, v))
-		}
-		return v
-	}
-	timeout := o.Timeout
-	if timeout == 0 {
-		timeout = DefaultTimeout
-	} else if timeout < 0 {
-		errs = append(errs, fmt.Errorf("timeout must be positive, got %v", timeout))
-	}
-	backoff := o.Backoff
-	if backoff <= 0 {
-		backoff = DefaultBackoff
-	}
-	retries := o.MaxRetries
-	switch {
-	case retries == 0:
-		retries = DefaultMaxRetries
-	case retries < 0:
-		retries = 0
-	}
-	maxTokens := orInt(o.MaxTokens, DefaultMaxTokens, "max_tokens")
-	threshold := orUnit(o.ConfidenceThreshold, DefaultConfidenceThreshold, "confidence_threshold")
-	confCap := orUnit(o.ConfidenceCap, DefaultConfidenceCap, "confidence_cap")
-	concurrency := orInt(o.MaxConcurrency, DefaultMaxConcurrency, "max_concurrency")
-	cacheSize := orInt(o.CacheSize, DefaultCacheSize, "cache size")
-	maxSessions := orInt(o.MaxSessions, DefaultMaxSessions, "max_sessions")
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	mem, err := newMemoryCache(cacheSize)
+	mem, err := newMemoryCache(r.cacheSize)
 	if err != nil {
 		return nil, fmt.Errorf("cache size: %w", err)
 	}
-	sessionLRU, err := lru.New[string, int](maxSessions)
+	sessionLRU, err := lru.New[string, int](r.maxSessions)
 	if err != nil {
 		return nil, fmt.Errorf("max_sessions: %w", err)
 	}
@@ -253,21 +197,100 @@ func New(o Options) (*Consultant, error) {
 	}
 	return &Consultant{
 		model:     strings.TrimSpace(o.Model),
-		threshold: threshold,
-		cap:       confCap,
-		timeout:   timeout,
+		threshold: r.threshold,
+		cap:       r.confCap,
+		timeout:   r.timeout,
 		client: &client{url: chatURL(o.Endpoint), model: strings.TrimSpace(o.Model), apiKey: o.APIKey,
-			maxTokens: maxTokens, maxRetries: retries, backoff: backoff, http: hc},
+			maxTokens: r.maxTokens, maxRetries: r.retries, backoff: r.backoff, http: hc},
 		red:       red,
 		mem:       mem,
 		shared:    o.Shared,
 		overrides: overrides(o.Corrections),
 		sessions:  &sessionCalls{max: orCap(o.MaxCallsPerSession, DefaultMaxCallsPerSession), calls: sessionLRU},
 		minute:    newMinuteWindow(orCap(o.MaxCallsPerMinute, DefaultMaxCallsPerMinute)),
-		slots:     make(chan struct{}, concurrency),
+		slots:     make(chan struct{}, r.concurrency),
 		obs:       obs,
 		now:       time.Now,
 	}, nil
+}
+
+// resolved are the options with their defaults applied.
+type resolved struct {
+	timeout, backoff       time.Duration
+	retries, maxTokens     int
+	threshold, confCap     float64
+	concurrency            int
+	cacheSize, maxSessions int
+}
+
+// resolve checks the options (every mistake, named) and applies the
+// defaults to the unset ones.
+func (o *Options) resolve() (resolved, error) {
+	var c optionCheck
+	u, err := url.Parse(strings.TrimSpace(o.Endpoint))
+	if o.Endpoint == "" {
+		c.errs = append(c.errs, errors.New("endpoint must be set"))
+	} else if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		c.errs = append(c.errs, fmt.Errorf("endpoint %q must be an http(s) URL", o.Endpoint))
+	}
+	if strings.TrimSpace(o.Model) == "" {
+		c.errs = append(c.errs, errors.New("model must be set"))
+	}
+	r := resolved{timeout: o.Timeout, backoff: o.Backoff, retries: o.MaxRetries}
+	if r.timeout == 0 {
+		r.timeout = DefaultTimeout
+	} else if r.timeout < 0 {
+		c.errs = append(c.errs, fmt.Errorf("timeout must be positive, got %v", r.timeout))
+	}
+	if r.backoff <= 0 {
+		r.backoff = DefaultBackoff
+	}
+	switch {
+	case r.retries == 0:
+		r.retries = DefaultMaxRetries
+	case r.retries < 0:
+		r.retries = 0
+	}
+	r.maxTokens = c.orInt(o.MaxTokens, DefaultMaxTokens, "max_tokens")
+	r.threshold = c.orUnit(o.ConfidenceThreshold, DefaultConfidenceThreshold, "confidence_threshold")
+	r.confCap = c.orUnit(o.ConfidenceCap, DefaultConfidenceCap, "confidence_cap")
+	r.concurrency = c.orInt(o.MaxConcurrency, DefaultMaxConcurrency, "max_concurrency")
+	r.cacheSize = c.orInt(o.CacheSize, DefaultCacheSize, "cache size")
+	r.maxSessions = c.orInt(o.MaxSessions, DefaultMaxSessions, "max_sessions")
+	return r, errors.Join(c.errs...)
+}
+
+// optionCheck collects the mistakes of the options.
+type optionCheck struct{ errs []error }
+
+// orInt is v, or d when v is unset; a negative v is a mistake.
+func (c *optionCheck) orInt(v, d int, name string) int {
+	if v == 0 {
+		return d
+	}
+	if v < 0 {
+		c.errs = append(c.errs, fmt.Errorf("%s must not be negative, got %d", name, v))
+	}
+	return v
+}
+
+// orUnit is v, or d when v is unset; v outside 0..1 is a mistake.
+func (c *optionCheck) orUnit(v, d float64, name string) float64 {
+	if v == 0 {
+		return d
+	}
+	if v < 0 || v > 1 || v != v {
+		c.errs = append(c.errs, fmt.Errorf("%s must be within 0..1, got %v", name, v))
+	}
+	return v
+}
+
+// orCap is v, or d when v is unset; a negative v means no calls.
+func orCap(v, d int) int {
+	if v == 0 {
+		return d
+	}
+	return max(v, 0)
 }
 
 // DefaultRedactor is the redactor used when Options.Redactor is nil: the

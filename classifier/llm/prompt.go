@@ -71,57 +71,79 @@ func BuildPrompt(run *trajectory.Run, s *classifier.Subject, red *recovery.Redac
 // agent's model calls, tool results other than the failing call's error,
 // resource and span attributes, the session id.
 func buildPrompt(run *trajectory.Run, s *classifier.Subject, red *recovery.Redactor) Prompt {
-	var b strings.Builder
-	var evidence []string
-	line := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
-	ev := func(label, text string) {
-		t := red.Text(text)
-		if strings.TrimSpace(t) == "" {
-			return
-		}
-		evidence = append(evidence, t)
-		line("[%d] %s: %s", len(evidence), label, oneLine(t))
-	}
-
-	line(headStep)
-	line("kind: %s", s.Kind)
+	w := promptWriter{red: red}
+	w.line(headStep)
+	w.line("kind: %s", s.Kind)
 	if s.SpanName != "" {
-		line("span: %s", red.Text(s.SpanName))
+		w.line("span: %s", red.Text(s.SpanName))
 	}
 	if s.Tool != "" {
-		line("tool: %s", red.Text(s.Tool))
+		w.line("tool: %s", red.Text(s.Tool))
 	}
 	if s.Duration > 0 {
-		line("duration_ms: %.1f", float64(s.Duration.Microseconds())/1000)
+		w.line("duration_ms: %.1f", float64(s.Duration.Microseconds())/1000)
 	}
-	line("")
-	line(headEvidence)
+	w.line("")
+	w.line(headEvidence)
+	w.writeEvidence(s)
+	w.line("")
+	w.line(headContext)
+	w.writeContext(run, s)
+	return Prompt{System: systemPrompt, User: w.b.String(), Evidence: w.evidence}
+}
+
+// promptWriter writes the user prompt, every quoted text redacted, and
+// numbers the evidence it quotes.
+type promptWriter struct {
+	b        strings.Builder
+	evidence []string
+	red      *recovery.Redactor
+}
+
+func (w *promptWriter) line(format string, a ...any) { fmt.Fprintf(&w.b, format+"\n", a...) }
+
+// ev quotes one piece of evidence, numbered, unless it is blank once
+// redacted.
+func (w *promptWriter) ev(label, text string) {
+	t := w.red.Text(text)
+	if strings.TrimSpace(t) == "" {
+		return
+	}
+	w.evidence = append(w.evidence, t)
+	w.line("[%d] %s: %s", len(w.evidence), label, oneLine(t))
+}
+
+// writeEvidence quotes the subject's errors, status, codes and tool results.
+func (w *promptWriter) writeEvidence(s *classifier.Subject) {
 	for _, e := range s.Errors {
 		if e.Type != "" {
-			ev("error type", e.Type)
+			w.ev("error type", e.Type)
 		}
 		if e.Message != "" {
-			ev("error message", e.Message)
+			w.ev("error message", e.Message)
 		}
 		if e.Code != "" {
-			ev("error code", e.Code)
+			w.ev("error code", e.Code)
 		}
 	}
 	if s.StatusMessage != "" && !sameAsAnError(s.StatusMessage, s.Errors) {
-		ev("status message", s.StatusMessage)
+		w.ev("status message", s.StatusMessage)
 	}
 	if s.HTTPStatus > 0 {
-		ev("http status", fmt.Sprint(s.HTTPStatus))
+		w.ev("http status", fmt.Sprint(s.HTTPStatus))
 	}
 	if s.HasJSONRPC {
-		ev("json-rpc error code", fmt.Sprint(s.JSONRPCCode))
+		w.ev("json-rpc error code", fmt.Sprint(s.JSONRPCCode))
 	}
 	for _, r := range s.Results {
-		ev("tool result", r)
+		w.ev("tool result", r)
 	}
+}
 
-	line("")
-	line(headContext)
+// writeContext describes what the trace shows around the subject: the
+// tools offered, the call against them, the model, the neighbouring steps.
+func (w *promptWriter) writeContext(run *trajectory.Run, s *classifier.Subject) {
+	red := w.red
 	if len(s.Offered) > 0 {
 		names := make([]string, 0, len(s.Offered))
 		for _, d := range s.Offered {
@@ -129,46 +151,52 @@ func buildPrompt(run *trajectory.Run, s *classifier.Subject, red *recovery.Redac
 				names = append(names, red.Text(d.Name))
 			}
 		}
-		line("tools offered to the model: %s", strings.Join(names, ", "))
+		w.line("tools offered to the model: %s", strings.Join(names, ", "))
 	}
 	if s.Kind == classifier.SubjectToolCall {
-		switch {
-		case s.ToolOffered:
-			line("the tool %q was among the offered tools", red.Text(s.Tool))
-		case len(s.Offered) > 0:
-			line("the tool %q was NOT among the offered tools", red.Text(s.Tool))
-		}
-		if s.ToolRan {
-			line("a tool span executed the call")
-		} else {
-			line("no tool span executed the call")
-		}
-		for _, d := range s.Offered {
-			if d.Name == s.Tool && len(d.Schema) > 0 {
-				line("schema of %s: %s", red.Text(d.Name), oneLine(red.JSON(string(d.Schema))))
-			}
-		}
-		if s.Arguments != "" {
-			line("arguments requested: %s", oneLine(red.JSON(s.Arguments)))
-		}
-		switch {
-		case s.ArgsChecked && s.ArgsValid:
-			line("the arguments validate against the schema")
-		case s.ArgsChecked:
-			line("the arguments do NOT validate against the schema")
-		}
+		w.writeToolCall(s)
 	}
 	if s.Model != "" || len(s.FinishReasons) > 0 {
-		line("model: %s; finish reasons: %s", orNone(red.Text(s.Model)), orNone(strings.Join(s.FinishReasons, ",")))
+		w.line("model: %s; finish reasons: %s", orNone(red.Text(s.Model)), orNone(strings.Join(s.FinishReasons, ",")))
 	}
 	if s.StepIndex >= 0 && len(run.Steps) > 0 {
-		line("steps around the failing one:")
+		w.line("steps around the failing one:")
 		lo, hi := max(0, s.StepIndex-maxNeighbours), min(len(run.Steps)-1, s.StepIndex+maxNeighbours)
 		for i := lo; i <= hi; i++ {
-			line("  %s", stepSummary(i, &run.Steps[i], i == s.StepIndex, red))
+			w.line("  %s", stepSummary(i, &run.Steps[i], i == s.StepIndex, red))
 		}
 	}
-	return Prompt{System: systemPrompt, User: b.String(), Evidence: evidence}
+}
+
+// writeToolCall describes a tool call against the offered tools: offered
+// or not, executed or not, its schema and arguments, whether they validate.
+func (w *promptWriter) writeToolCall(s *classifier.Subject) {
+	red := w.red
+	switch {
+	case s.ToolOffered:
+		w.line("the tool %q was among the offered tools", red.Text(s.Tool))
+	case len(s.Offered) > 0:
+		w.line("the tool %q was NOT among the offered tools", red.Text(s.Tool))
+	}
+	if s.ToolRan {
+		w.line("a tool span executed the call")
+	} else {
+		w.line("no tool span executed the call")
+	}
+	for _, d := range s.Offered {
+		if d.Name == s.Tool && len(d.Schema) > 0 {
+			w.line("schema of %s: %s", red.Text(d.Name), oneLine(red.JSON(string(d.Schema))))
+		}
+	}
+	if s.Arguments != "" {
+		w.line("arguments requested: %s", oneLine(red.JSON(s.Arguments)))
+	}
+	switch {
+	case s.ArgsChecked && s.ArgsValid:
+		w.line("the arguments validate against the schema")
+	case s.ArgsChecked:
+		w.line("the arguments do NOT validate against the schema")
+	}
 }
 
 func sameAsAnError(msg string, errs []trajectory.ErrorInfo) bool {

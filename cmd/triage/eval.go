@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/triage-otel/triage/classifier/llm"
 	"github.com/triage-otel/triage/internal/evalset"
 )
 
@@ -38,22 +39,9 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return exitUsage
 	}
-	var sets []evalset.Set
-	for _, f := range labels {
-		s, err := evalset.ScoreCapturesWith(f, model)
-		if err != nil {
-			fmt.Fprintf(stderr, "triage eval: %v\n", err)
-			return exitFailed
-		}
-		sets = append(sets, s)
-	}
-	for _, f := range corpora {
-		s, err := evalset.ScoreCorpusWith(f, model)
-		if err != nil {
-			fmt.Fprintf(stderr, "triage eval: %v\n", err)
-			return exitFailed
-		}
-		sets = append(sets, s)
+	sets, ok := scoreSets(labels, corpora, model, stderr)
+	if !ok {
+		return exitFailed
 	}
 	var cov *evalset.Coverage
 	correctionFailures := 0
@@ -93,6 +81,29 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 		writeCoverage(stdout, *cov)
 	}
 	return code
+}
+
+// scoreSets scores the labelled capture sets and corpora, in order; ok
+// false when one cannot be read (said on stderr).
+func scoreSets(labels, corpora []string, model *llm.Consultant, stderr io.Writer) ([]evalset.Set, bool) {
+	var sets []evalset.Set
+	for _, f := range labels {
+		s, err := evalset.ScoreCapturesWith(f, model)
+		if err != nil {
+			fmt.Fprintf(stderr, "triage eval: %v\n", err)
+			return nil, false
+		}
+		sets = append(sets, s)
+	}
+	for _, f := range corpora {
+		s, err := evalset.ScoreCorpusWith(f, model)
+		if err != nil {
+			fmt.Fprintf(stderr, "triage eval: %v\n", err)
+			return nil, false
+		}
+		sets = append(sets, s)
+	}
+	return sets, true
 }
 
 // writeCoverage prints how far the corrections reach (the seed's fit()).

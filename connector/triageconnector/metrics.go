@@ -134,31 +134,14 @@ func (c *metricsConnector) Shutdown(ctx context.Context) error {
 // ConsumeTraces counts the runs and incidents of the batch. It never fails:
 // bad annotations are counted as invalid input and recorded as "other".
 func (c *metricsConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
-	rep := reporter{}
-	overflow := map[string]int64{}
-	var newSeries, dups int64
+	b := batchCount{rep: reporter{}, overflow: map[string]int64{}}
 
 	c.mu.Lock()
 	if c.shutDown {
 		c.mu.Unlock()
 		return nil
 	}
-	now := pcommon.NewTimestampFromTime(c.now())
-	inc := func(m *metricAgg, v float64, values ...string) {
-		s, over, created := m.seriesFor(values, now)
-		if created {
-			newSeries++
-		}
-		if over {
-			overflow[m.def.name]++
-		}
-		if m.def.kind == kindHistogram {
-			m.observe(s, v)
-		} else {
-			s.count++
-		}
-	}
-	maxLen := c.cfg.MaxAttributeLength
+	b.now = pcommon.NewTimestampFromTime(c.now())
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
@@ -166,67 +149,101 @@ func (c *metricsConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 		for j := 0; j < sss.Len(); j++ {
 			spans := sss.At(j).Spans()
 			for k := 0; k < spans.Len(); k++ {
-				span := spans.At(k)
-				if recovered, ok := readRecovered(span, rep); ok {
-					ft := valueOther
-					if s, ok := rep.str(span.Attributes(), attrFailureType); ok {
-						ft = rep.enum(s, attrFailureType, failureTypeValues)
-					} else {
-						rep.add(reasonMissingAttribute, attrFailureType)
-					}
-					inc(c.incidents, 1, ft, recovered)
-				}
-				if d := readInFlight(span, rep); d != nil {
-					if d.ID != "" && !c.seen.add(decisionKey(d.ID)) {
-						dups++
-						continue
-					}
-					inc(c.inFlight, 1, rep.enum(d.Guard, attrGuard, guardValues), rep.enum(d.ActionKind, attrActionKind, actionValues))
-					continue
-				}
-				run, ok := readRunRoot(span, rs.Resource(), rep)
-				if !ok {
-					continue
-				}
-				if isLate(span, rep) {
-					dups++ // its stand-ins carried the run
-					continue
-				}
-				if key := runKey(span.TraceID(), run); key != "" && !c.seen.add(key) {
-					dups++
-					continue
-				}
-				inc(c.runs, 1, run.verdict)
-				if run.durationOK && !run.rootMissing {
-					inc(c.durations, run.duration, run.verdict)
-				}
-				if run.verdict == string(classifier.OutcomeFailed) {
-					inc(c.failures, 1, run.failureType,
-						truncate(run.service, maxLen), truncate(run.agent, maxLen), truncate(run.tool, maxLen))
-				}
-				if d := run.decision; d != nil {
-					ft := run.failureType
-					if ft == "" {
-						ft = rep.enum(d.FailureType, attrFailureType, failureTypeValues)
-					}
-					inc(c.decisions, 1, ft, rep.enum(d.ActionKind, attrActionKind, actionValues))
-				}
+				c.countSpan(&b, spans.At(k), rs.Resource())
 			}
 		}
 	}
 	c.mu.Unlock()
 
-	rep.record(ctx, c.tb)
-	for name, n := range overflow {
+	b.rep.record(ctx, c.tb)
+	for name, n := range b.overflow {
 		c.tb.ConnectorTriageCardinalityOverflow.Add(ctx, n, metric.WithAttributes(attribute.String("metric", name)))
 	}
-	if newSeries > 0 {
-		c.tb.ConnectorTriageSeries.Add(ctx, newSeries)
+	if b.newSeries > 0 {
+		c.tb.ConnectorTriageSeries.Add(ctx, b.newSeries)
 	}
-	if dups > 0 {
-		c.tb.ConnectorTriageRunsDuplicate.Add(ctx, dups)
+	if b.dups > 0 {
+		c.tb.ConnectorTriageRunsDuplicate.Add(ctx, b.dups)
 	}
 	return nil
+}
+
+// batchCount is what counting one batch found, recorded in telemetry once
+// the lock is released.
+type batchCount struct {
+	rep       reporter
+	now       pcommon.Timestamp
+	overflow  map[string]int64 // series refused by the cardinality limit, by metric
+	newSeries int64
+	dups      int64 // runs and decisions seen before
+}
+
+// inc counts one observation v of metric m for the label values.
+func (b *batchCount) inc(m *metricAgg, v float64, values ...string) {
+	s, over, created := m.seriesFor(values, b.now)
+	if created {
+		b.newSeries++
+	}
+	if over {
+		b.overflow[m.def.name]++
+	}
+	if m.def.kind == kindHistogram {
+		m.observe(s, v)
+	} else {
+		s.count++
+	}
+}
+
+// countSpan counts what one span's triage.* annotations report: an
+// incident, an in-flight decision, or a run (its verdict, duration,
+// failure and decision), each once. Called with c.mu held.
+func (c *metricsConnector) countSpan(b *batchCount, span ptrace.Span, res pcommon.Resource) {
+	rep := b.rep
+	if recovered, ok := readRecovered(span, rep); ok {
+		ft := valueOther
+		if s, ok := rep.str(span.Attributes(), attrFailureType); ok {
+			ft = rep.enum(s, attrFailureType, failureTypeValues)
+		} else {
+			rep.add(reasonMissingAttribute, attrFailureType)
+		}
+		b.inc(c.incidents, 1, ft, recovered)
+	}
+	if d := readInFlight(span, rep); d != nil {
+		if d.ID != "" && !c.seen.add(decisionKey(d.ID)) {
+			b.dups++
+			return
+		}
+		b.inc(c.inFlight, 1, rep.enum(d.Guard, attrGuard, guardValues), rep.enum(d.ActionKind, attrActionKind, actionValues))
+		return
+	}
+	run, ok := readRunRoot(span, res, rep)
+	if !ok {
+		return
+	}
+	if isLate(span, rep) {
+		b.dups++ // its stand-ins carried the run
+		return
+	}
+	if key := runKey(span.TraceID(), run); key != "" && !c.seen.add(key) {
+		b.dups++
+		return
+	}
+	maxLen := c.cfg.MaxAttributeLength
+	b.inc(c.runs, 1, run.verdict)
+	if run.durationOK && !run.rootMissing {
+		b.inc(c.durations, run.duration, run.verdict)
+	}
+	if run.verdict == string(classifier.OutcomeFailed) {
+		b.inc(c.failures, 1, run.failureType,
+			truncate(run.service, maxLen), truncate(run.agent, maxLen), truncate(run.tool, maxLen))
+	}
+	if d := run.decision; d != nil {
+		ft := run.failureType
+		if ft == "" {
+			ft = rep.enum(d.FailureType, attrFailureType, failureTypeValues)
+		}
+		b.inc(c.decisions, 1, ft, rep.enum(d.ActionKind, attrActionKind, actionValues))
+	}
 }
 
 // snapshot builds the cumulative metrics at now; it returns false when

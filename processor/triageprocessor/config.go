@@ -131,6 +131,36 @@ var _ confmap.Validator = (*Config)(nil)
 
 // Validate checks the configuration; each error names the offending field.
 func (c *Config) Validate() error {
+	errs := c.validateLimits()
+	switch c.ErrorMode {
+	case ottl.IgnoreError, ottl.PropagateError, ottl.SilentError:
+	default:
+		errs = append(errs, fmt.Errorf("error_mode must be one of ignore, propagate, silent, got %q", c.ErrorMode))
+	}
+	if c.Loop.Threshold < 0 {
+		errs = append(errs, fmt.Errorf("loop.threshold must not be negative, got %d", c.Loop.Threshold))
+	}
+	if c.Loop.Window < 0 {
+		errs = append(errs, fmt.Errorf("loop.window must not be negative, got %d", c.Loop.Window))
+	}
+	if c.Loop.Similarity < 0 || c.Loop.Similarity > 1 {
+		errs = append(errs, fmt.Errorf("loop.similarity must be within 0..1, got %v", c.Loop.Similarity))
+	}
+	errs = append(errs, c.Constraints.validate()...)
+	if _, err := classifier.New(c.classifierOptions(c.Constraints.Global)); err != nil {
+		errs = append(errs, fmt.Errorf("loop: %w", err))
+	}
+	errs = append(errs, c.validateRules()...)
+	errs = append(errs, c.Recovery.validate()...)
+	errs = append(errs, c.LLM.validate(&c.Recovery)...)
+	for _, err := range leafErrors(c.Guards.Validate()) {
+		errs = append(errs, fmt.Errorf("guards.%w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// validateLimits checks the buffer's waits, bounds and caches.
+func (c *Config) validateLimits() []error {
 	var errs []error
 	if c.DecisionWait <= 0 {
 		errs = append(errs, fmt.Errorf("decision_wait must be greater than 0, got %v", c.DecisionWait))
@@ -171,26 +201,17 @@ func (c *Config) Validate() error {
 	if c.MaxLogBytes <= 0 {
 		errs = append(errs, fmt.Errorf("max_log_bytes must be greater than 0, got %d", c.MaxLogBytes))
 	}
-	switch c.ErrorMode {
-	case ottl.IgnoreError, ottl.PropagateError, ottl.SilentError:
-	default:
-		errs = append(errs, fmt.Errorf("error_mode must be one of ignore, propagate, silent, got %q", c.ErrorMode))
-	}
-	if c.Loop.Threshold < 0 {
-		errs = append(errs, fmt.Errorf("loop.threshold must not be negative, got %d", c.Loop.Threshold))
-	}
-	if c.Loop.Window < 0 {
-		errs = append(errs, fmt.Errorf("loop.window must not be negative, got %d", c.Loop.Window))
-	}
-	if c.Loop.Similarity < 0 || c.Loop.Similarity > 1 {
-		errs = append(errs, fmt.Errorf("loop.similarity must be within 0..1, got %v", c.Loop.Similarity))
-	}
-	for i, s := range c.Constraints.Global {
+	return errs
+}
+
+func (cc *ConstraintsConfig) validate() []error {
+	var errs []error
+	for i, s := range cc.Global {
 		if strings.TrimSpace(s) == "" {
 			errs = append(errs, fmt.Errorf("constraints.global[%d] must not be empty", i))
 		}
 	}
-	for svc, list := range c.Constraints.PerService {
+	for svc, list := range cc.PerService {
 		if svc == "" {
 			errs = append(errs, errors.New("constraints.per_service: service name must not be empty"))
 		}
@@ -200,16 +221,7 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
-	if _, err := classifier.New(c.classifierOptions(c.Constraints.Global)); err != nil {
-		errs = append(errs, fmt.Errorf("loop: %w", err))
-	}
-	errs = append(errs, c.validateRules()...)
-	errs = append(errs, c.Recovery.validate()...)
-	errs = append(errs, c.LLM.validate(&c.Recovery)...)
-	for _, err := range leafErrors(c.Guards.Validate()) {
-		errs = append(errs, fmt.Errorf("guards.%w", err))
-	}
-	return errors.Join(errs...)
+	return errs
 }
 
 func (c *Config) validateRules() []error {

@@ -32,93 +32,121 @@ type traceGroup struct {
 // scope) whose spans all belong to one trace is moved whole; otherwise its
 // spans are moved one by one under a copy of it.
 func groupByTrace(td ptrace.Traces, sizer *ptrace.ProtoMarshaler) ([]*traceGroup, map[string]int64) {
-	var (
-		groups  []*traceGroup
-		byID    map[pcommon.TraceID]*traceGroup
-		invalid map[string]int64
-		sizes   []int
-		valid   []bool
-	)
-	group := func(id pcommon.TraceID) *traceGroup {
-		if len(groups) == 1 && groups[0].id == id {
-			return groups[0]
-		}
-		if byID == nil {
-			byID = make(map[pcommon.TraceID]*traceGroup, 4)
-			for _, g := range groups {
-				byID[g.id] = g
-			}
-		}
-		g, ok := byID[id]
-		if !ok {
-			g = &traceGroup{id: id, td: ptrace.NewTraces(), rsFrom: -1, ssFrom: -1}
-			byID[id] = g
-			groups = append(groups, g)
-		}
-		return g
-	}
+	gr := grouper{sizer: sizer}
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
-		sss := rs.ScopeSpans()
-		// First pass over the resource: validity, sizes, and whether it
-		// holds one trace only.
-		sizes, valid = sizes[:0], valid[:0]
-		var only pcommon.TraceID
-		single, first := true, true
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				span := spans.At(k)
-				if reason := invalidSpan(span); reason != "" {
-					invalid = countBy(invalid, reason)
-					sizes, valid = append(sizes, 0), append(valid, false)
-					single = false
-					continue
-				}
-				sizes, valid = append(sizes, sizer.SpanSize(span)), append(valid, true)
-				if first {
-					only, first = span.TraceID(), false
-				} else if span.TraceID() != only {
-					single = false
-				}
-			}
-		}
-		if first {
+		only, single, found := gr.scan(rs)
+		switch {
+		case !found:
 			continue // no valid span
+		case single:
+			gr.moveWhole(rs, only)
+		default:
+			gr.moveSpans(i, rs)
 		}
-		if single {
-			g := group(only)
-			for j := 0; j < sss.Len(); j++ {
-				spans := sss.At(j).Spans()
-				for k := 0; k < spans.Len(); k++ {
-					g.root = g.root || spans.At(k).ParentSpanID().IsEmpty()
-				}
+	}
+	return gr.groups, gr.invalid
+}
+
+// grouper is the state of one groupByTrace call: the groups in order of
+// first appearance (indexed by trace ID once there are several), the
+// invalid spans by reason, and the sizes and validity of the spans of the
+// resource being moved, in order.
+type grouper struct {
+	sizer   *ptrace.ProtoMarshaler
+	groups  []*traceGroup
+	byID    map[pcommon.TraceID]*traceGroup
+	invalid map[string]int64
+	sizes   []int
+	valid   []bool
+}
+
+// group returns the group of trace id, made on first use.
+func (gr *grouper) group(id pcommon.TraceID) *traceGroup {
+	if len(gr.groups) == 1 && gr.groups[0].id == id {
+		return gr.groups[0]
+	}
+	if gr.byID == nil {
+		gr.byID = make(map[pcommon.TraceID]*traceGroup, 4)
+		for _, g := range gr.groups {
+			gr.byID[g.id] = g
+		}
+	}
+	g, ok := gr.byID[id]
+	if !ok {
+		g = &traceGroup{id: id, td: ptrace.NewTraces(), rsFrom: -1, ssFrom: -1}
+		gr.byID[id] = g
+		gr.groups = append(gr.groups, g)
+	}
+	return g
+}
+
+// scan is the first pass over a resource: the validity and size of each
+// span, whether it holds valid spans (found) and whether they all belong to
+// one trace (single, only).
+func (gr *grouper) scan(rs ptrace.ResourceSpans) (only pcommon.TraceID, single, found bool) {
+	gr.sizes, gr.valid = gr.sizes[:0], gr.valid[:0]
+	single = true
+	sss := rs.ScopeSpans()
+	for j := 0; j < sss.Len(); j++ {
+		spans := sss.At(j).Spans()
+		for k := 0; k < spans.Len(); k++ {
+			span := spans.At(k)
+			if reason := invalidSpan(span); reason != "" {
+				gr.invalid = countBy(gr.invalid, reason)
+				gr.sizes, gr.valid = append(gr.sizes, 0), append(gr.valid, false)
+				single = false
+				continue
 			}
-			g.add(sizes)
-			rs.MoveTo(g.td.ResourceSpans().AppendEmpty())
-			g.rsFrom = -1
-			continue
-		}
-		n := 0
-		for j := 0; j < sss.Len(); j++ {
-			ss := sss.At(j)
-			spans := ss.Spans()
-			for k := 0; k < spans.Len(); k++ {
-				if !valid[n] {
-					n++
-					continue
-				}
-				span := spans.At(k)
-				g := group(span.TraceID())
-				g.root = g.root || span.ParentSpanID().IsEmpty()
-				g.add(sizes[n : n+1])
-				moveSpan(g.destination(i, j, rs, ss), span)
-				n++
+			gr.sizes, gr.valid = append(gr.sizes, gr.sizer.SpanSize(span)), append(gr.valid, true)
+			if !found {
+				only, found = span.TraceID(), true
+			} else if span.TraceID() != only {
+				single = false
 			}
 		}
 	}
-	return groups, invalid
+	return only, single, found
+}
+
+// moveWhole moves a resource whose spans all belong to trace only into its
+// group.
+func (gr *grouper) moveWhole(rs ptrace.ResourceSpans, only pcommon.TraceID) {
+	g := gr.group(only)
+	sss := rs.ScopeSpans()
+	for j := 0; j < sss.Len(); j++ {
+		spans := sss.At(j).Spans()
+		for k := 0; k < spans.Len(); k++ {
+			g.root = g.root || spans.At(k).ParentSpanID().IsEmpty()
+		}
+	}
+	g.add(gr.sizes)
+	rs.MoveTo(g.td.ResourceSpans().AppendEmpty())
+	g.rsFrom = -1
+}
+
+// moveSpans moves the valid spans of resource i one by one into their
+// groups, under copies of their resource and scope.
+func (gr *grouper) moveSpans(i int, rs ptrace.ResourceSpans) {
+	n := 0
+	sss := rs.ScopeSpans()
+	for j := 0; j < sss.Len(); j++ {
+		ss := sss.At(j)
+		spans := ss.Spans()
+		for k := 0; k < spans.Len(); k++ {
+			if !gr.valid[n] {
+				n++
+				continue
+			}
+			span := spans.At(k)
+			g := gr.group(span.TraceID())
+			g.root = g.root || span.ParentSpanID().IsEmpty()
+			g.add(gr.sizes[n : n+1])
+			moveSpan(g.destination(i, j, rs, ss), span)
+			n++
+		}
+	}
 }
 
 func (g *traceGroup) add(sizes []int) {

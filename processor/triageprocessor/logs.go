@@ -144,16 +144,12 @@ func (lp *logsProcessor) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 // ingestLogs holds the GenAI events of ld and returns the traces that
 // waited for them and are now complete (already moved to deciding).
 func (p *triageProcessor) ingestLogs(ctx context.Context, ld plog.Logs) []*heldTrace {
-	now := p.now()
-	dropped := map[string]int64{}
-	var toDecide []*heldTrace
-	var held int64
-	dTraces, dSpans := 0, 0
+	li := logIntake{now: p.now(), dropped: map[string]int64{}}
 
 	p.mu.Lock()
 	ls := &p.logs
 	ls.batchSeq++
-	batch := ls.batchSeq
+	li.batch = ls.batchSeq
 	rls := ld.ResourceLogs()
 	for i := 0; i < rls.Len(); i++ {
 		rl := rls.At(i)
@@ -172,87 +168,117 @@ func (p *triageProcessor) ingestLogs(ctx context.Context, ld plog.Logs) []*heldT
 					continue
 				}
 				ls.emitters.Add(emitter{service, sl.Scope().Name()}, struct{}{})
-				tid, sid := lr.TraceID(), lr.SpanID()
-				switch {
-				case tid.IsEmpty() || sid.IsEmpty():
-					dropped[dropNoSpan]++
-					continue
-				case p.next == nil || p.closed:
-					dropped[dropUnsupported]++
-					continue
-				}
-				if _, ok := p.decided.get(tid); ok {
-					dropped[dropLate]++
-					continue
-				}
-				if _, ok := p.deciding[tid]; ok {
-					dropped[dropLate]++
-					continue
-				}
-				h, isHeld := p.held.Peek(tid)
-				var tl *traceLogs
-				if isHeld {
-					if h.logs == nil {
-						h.logs = &traceLogs{}
-					}
-					tl = h.logs
-				} else if tl, _ = ls.pending.Get(tid); tl == nil {
-					for ls.pending.Len() >= p.cfg.NumTraces {
-						_, old, _ := ls.pending.RemoveOldest()
-						dropped[dropEvicted] += int64(old.records)
-						held -= int64(old.records)
-						ls.drop(old)
-					}
-					tl = &traceLogs{}
-					ls.pending.Add(tid, tl)
-				}
-				if tl.records >= p.cfg.MaxLogRecordsPerTrace {
-					dropped[dropPerTrace]++
-					continue
-				}
-				size := ls.sizer.LogRecordSize(lr)
-				// The global cap pushes out pending logs first (their trace
-				// may never come), never what decided traces will need.
-				for ls.bytes+size > p.cfg.MaxLogBytes && ls.pending.Len() > 0 {
-					oldID, old, _ := ls.pending.GetOldest()
-					if old == tl {
-						break
-					}
-					ls.pending.Remove(oldID)
-					dropped[dropBytes] += int64(old.records)
-					held -= int64(old.records)
-					ls.drop(old)
-				}
-				if ls.bytes+size > p.cfg.MaxLogBytes {
-					dropped[dropBytes]++
-					continue
-				}
-				tl.add(batch, i, j, rl, sl, lr, name, now)
-				tl.bytes += size
-				ls.records++
-				ls.bytes += size
-				held++
-				if isHeld && !h.logsDue.IsZero() && h.trigger == "" && !p.awaitsLogs(h) {
-					// It waited for these: decide it now.
-					p.held.Remove(h.id)
-					dTraces, dSpans = dTraces-1, dSpans-h.spans
-					toDecide = append(toDecide, p.startDeciding(h, triggerRoot))
-				}
+				p.holdLogRecord(&li, logRecordAt{i, j, rl, sl, lr}, name)
 			}
 		}
 	}
 	p.mu.Unlock()
 
-	p.recordHeld(ctx, dTraces, dSpans)
-	if held != 0 {
-		p.tb.ProcessorTriageLogRecordsHeld.Add(ctx, held)
+	p.recordHeld(ctx, li.dTraces, li.dSpans)
+	if li.held != 0 {
+		p.tb.ProcessorTriageLogRecordsHeld.Add(ctx, li.held)
 	}
-	for reason, n := range dropped {
+	for reason, n := range li.dropped {
 		if n > 0 {
 			p.tb.ProcessorTriageLogRecordsDropped.Add(ctx, n, metric.WithAttributes(attribute.String("reason", reason)))
 		}
 	}
-	return toDecide
+	return li.toDecide
+}
+
+// logIntake is what one ingestLogs call does: the records held and dropped
+// (by reason), the traces it completes, and the change of the spans and
+// traces held.
+type logIntake struct {
+	now      time.Time
+	batch    uint64
+	dropped  map[string]int64
+	held     int64
+	toDecide []*heldTrace
+	dTraces  int
+	dSpans   int
+}
+
+// logRecordAt is a log record and where it sits in its batch.
+type logRecordAt struct {
+	i, j int // resource and scope index
+	rl   plog.ResourceLogs
+	sl   plog.ScopeLogs
+	lr   plog.LogRecord
+}
+
+// holdLogRecord holds one GenAI event with its trace (held, or pending
+// until its spans come), within the limits, and sends a trace that waited
+// for its events to be decided once they are all here. Called with p.mu
+// held.
+func (p *triageProcessor) holdLogRecord(li *logIntake, at logRecordAt, name string) {
+	ls := &p.logs
+	tid, sid := at.lr.TraceID(), at.lr.SpanID()
+	switch {
+	case tid.IsEmpty() || sid.IsEmpty():
+		li.dropped[dropNoSpan]++
+		return
+	case p.next == nil || p.closed:
+		li.dropped[dropUnsupported]++
+		return
+	}
+	if _, ok := p.decided.get(tid); ok {
+		li.dropped[dropLate]++
+		return
+	}
+	if _, ok := p.deciding[tid]; ok {
+		li.dropped[dropLate]++
+		return
+	}
+	h, isHeld := p.held.Peek(tid)
+	var tl *traceLogs
+	if isHeld {
+		if h.logs == nil {
+			h.logs = &traceLogs{}
+		}
+		tl = h.logs
+	} else if tl, _ = ls.pending.Get(tid); tl == nil {
+		for ls.pending.Len() >= p.cfg.NumTraces {
+			_, old, _ := ls.pending.RemoveOldest()
+			li.dropped[dropEvicted] += int64(old.records)
+			li.held -= int64(old.records)
+			ls.drop(old)
+		}
+		tl = &traceLogs{}
+		ls.pending.Add(tid, tl)
+	}
+	if tl.records >= p.cfg.MaxLogRecordsPerTrace {
+		li.dropped[dropPerTrace]++
+		return
+	}
+	size := ls.sizer.LogRecordSize(at.lr)
+	// The global cap pushes out pending logs first (their trace may never
+	// come), never what decided traces will need.
+	for ls.bytes+size > p.cfg.MaxLogBytes && ls.pending.Len() > 0 {
+		oldID, old, _ := ls.pending.GetOldest()
+		if old == tl {
+			break
+		}
+		ls.pending.Remove(oldID)
+		li.dropped[dropBytes] += int64(old.records)
+		li.held -= int64(old.records)
+		ls.drop(old)
+	}
+	if ls.bytes+size > p.cfg.MaxLogBytes {
+		li.dropped[dropBytes]++
+		return
+	}
+	tl.add(li.batch, at.i, at.j, at.rl, at.sl, at.lr, name, li.now)
+	tl.bytes += size
+	ls.records++
+	ls.bytes += size
+	li.held++
+	if isHeld && !h.logsDue.IsZero() && h.trigger == "" && !p.awaitsLogs(h) {
+		// It waited for these: decide it now.
+		p.held.Remove(h.id)
+		li.dTraces, li.dSpans = li.dTraces-1, li.dSpans-h.spans
+		li.toDecide = append(li.toDecide, p.startDeciding(h, triggerRoot))
+	}
 }
 
 // drop forgets the accounting of logs no longer held.

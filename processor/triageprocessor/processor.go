@@ -151,66 +151,46 @@ func newCore(set processor.Settings, cfg *Config) (*triageProcessor, error) {
 	if err != nil {
 		return nil, err
 	}
-	rules, err := compileRules(cfg, set.TelemetrySettings)
+	p, err := newState(set, cfg, tb)
+	if err == nil {
+		err = p.startServices(set, cfg)
+	}
 	if err != nil {
 		tb.Shutdown()
 		return nil, err
 	}
+	return p, nil
+}
+
+// newState makes the processor's rules, classifiers, buffers and caches.
+func newState(set processor.Settings, cfg *Config, tb *metadata.TelemetryBuilder) (*triageProcessor, error) {
+	rules, err := compileRules(cfg, set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
 	classifiers, err := newClassifierSet(cfg)
 	if err != nil {
-		tb.Shutdown()
 		return nil, err
 	}
 	// Capacity is enforced by hand (evicted traces must be decided, not
 	// dropped), so the LRU itself never evicts.
 	held, err := simplelru.NewLRU[pcommon.TraceID, *heldTrace](cfg.NumTraces+1, nil)
 	if err != nil {
-		tb.Shutdown()
 		return nil, fmt.Errorf("num_traces: %w", err)
 	}
 	decided, err := newDecidedCache(cfg.DecisionCacheSize, cfg.DecisionCacheBytes, cfg.DecisionWait)
 	if err != nil {
-		tb.Shutdown()
 		return nil, err
 	}
 	redactor, err := cfg.Recovery.redactor()
 	if err != nil {
-		tb.Shutdown()
 		return nil, fmt.Errorf("recovery.redaction: %w", err)
 	}
 	logs, err := newLogState(cfg)
 	if err != nil {
-		tb.Shutdown()
 		return nil, fmt.Errorf("num_traces: %w", err)
 	}
-	var rec *recoverer
-	if cfg.Recovery.Enabled {
-		if rec, err = newRecoverer(&cfg.Recovery, redactor, tb, set.Logger); err != nil {
-			tb.Shutdown()
-			return nil, err
-		}
-	}
-	var asker *modelAsker
-	if cfg.LLM.Enabled {
-		if asker, err = newModelAsker(cfg, redactor, tb, set.Logger); err != nil {
-			if rec != nil {
-				_ = rec.close()
-			}
-			tb.Shutdown()
-			return nil, err
-		}
-	}
-	var guards *guard.Guards
-	if rec != nil && cfg.Guards.Enabled() {
-		if guards, err = guard.New(cfg.Guards, classifiers.global, cfg.Recovery.SessionAttributes); err != nil {
-			tb.Shutdown()
-			_ = rec.close()
-			return nil, fmt.Errorf("guards: %w", err)
-		}
-	}
 	return &triageProcessor{
-		guards: guards,
-		llm:    asker,
 		warnEvicted: ratelog.New("traces decided before they were complete: the buffer is full (num_traces or max_bytes); "+
 			"runs whose evidence is partial are annotated triage.verdict=incomplete and get no decision. Raise num_traces / max_bytes (README, Sizing) if this repeats", warnInterval),
 		warnForward: ratelog.New("the next consumer refused decided spans; they are counted in processor_triage_spans_forward_failed "+
@@ -219,7 +199,6 @@ func newCore(set processor.Settings, cfg *Config) (*triageProcessor, error) {
 			"so their late spans open new traces; raise decision_cache_size / decision_cache_bytes (README, Sizing)", warnInterval),
 		warnInvalid: ratelog.New("spans without a trace ID or span ID dropped as invalid (counted in processor_triage_spans_invalid)", warnInterval),
 		out:         outbound{red: redactor},
-		recovery:    rec,
 		cfg:         cfg,
 		logger:      set.Logger,
 		logs:        logs,
@@ -231,6 +210,37 @@ func newCore(set processor.Settings, cfg *Config) (*triageProcessor, error) {
 		deciding:    make(map[pcommon.TraceID]*heldTrace),
 		decided:     decided,
 	}, nil
+}
+
+// startServices starts the recovery engine, the model asker and the
+// in-flight guards the config turns on; on failure it closes what it
+// started.
+func (p *triageProcessor) startServices(set processor.Settings, cfg *Config) error {
+	var err error
+	if cfg.Recovery.Enabled {
+		if p.recovery, err = newRecoverer(&cfg.Recovery, p.out.red, p.tb, set.Logger); err != nil {
+			return err
+		}
+	}
+	if cfg.LLM.Enabled {
+		if p.llm, err = newModelAsker(cfg, p.out.red, p.tb, set.Logger); err != nil {
+			p.closeRecoverer()
+			return err
+		}
+	}
+	if p.recovery != nil && cfg.Guards.Enabled() {
+		if p.guards, err = guard.New(cfg.Guards, p.classifiers.global, cfg.Recovery.SessionAttributes); err != nil {
+			p.closeRecoverer()
+			return fmt.Errorf("guards: %w", err)
+		}
+	}
+	return nil
+}
+
+func (p *triageProcessor) closeRecoverer() {
+	if p.recovery != nil {
+		_ = p.recovery.close()
+	}
 }
 
 func (p *triageProcessor) Capabilities() consumer.Capabilities {
@@ -417,103 +427,153 @@ func (p *triageProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 	// In-flight guards read the spans of traces still without their root
 	// here, outside the lock, before the spans move into the buffer.
 	reads := p.readInFlight(groups)
-	var feeds []inFlightFeed
-	var (
-		toDecide []*heldTrace
-		rooted   []*heldTrace
-		late     []lateGroup
-		passed   []ptrace.Traces // spans of traces being decided, beyond their limits
-		nPassed  int64
-		nLate    int64
-		cut      map[string]int64 // spans cut, by limit
-		evicted  int64
-		dTraces  int
-		dSpans   int
-	)
+	var in intake
 
 	p.mu.Lock()
 	for gi, g := range groups {
-		if d, ok := p.decided.get(g.id); ok {
-			late = append(late, lateGroup{g.td, d})
-			nLate += int64(g.spans)
-			if d.cutBy != "" {
-				cut = countCutN(cut, d.cutBy, g.spans)
-			}
+		if p.takeLate(&in, g) {
 			continue
 		}
-		if h, ok := p.deciding[g.id]; ok {
-			if passLate(h, g, p.cfg) {
-				passed = append(passed, g.td)
-				nPassed += int64(g.spans)
-				continue
-			}
-			h.addLate(g.td)
-			nLate += int64(g.spans)
-			if h.cutBy != "" {
-				cut = countCutN(cut, h.cutBy, g.spans)
-			}
-			continue
-		}
-
-		h, ok := p.held.Get(g.id)
-		if !ok {
-			for p.held.Len() >= p.cfg.NumTraces {
-				_, old, _ := p.held.RemoveOldest()
-				dTraces, dSpans = dTraces-1, dSpans-old.spans
-				evicted++
-				toDecide = append(toDecide, p.startDeciding(old, triggerEvicted))
-			}
-			h = &heldTrace{id: g.id, td: ptrace.NewTraces(), firstSeen: now}
-			p.attachPendingLogs(h)
-			p.held.Add(g.id, h)
-			dTraces++
-		}
-		limit, root := "", g.root
-		// A trace always holds at least one span, so even a single
-		// oversized span is classified.
-		if (h.spans+g.spans <= p.cfg.MaxSpansPerTrace && h.bytes+g.bytes <= p.cfg.MaxTraceBytes) || (h.spans == 0 && g.spans == 1) {
-			g.td.ResourceSpans().MoveAndAppendTo(h.td.ResourceSpans())
-			h.spans += g.spans
-			h.bytes += g.bytes
-			p.heldSpans += g.spans
-			p.heldBytes += g.bytes
-			dSpans += g.spans
-		} else {
-			var n, nCut int
-			n, nCut, limit, root = p.addUntilLimit(h, g)
-			dSpans += n
-			if nCut > 0 {
-				cut = countCutN(cut, limit, nCut)
-			}
-		}
-		h.lastSeen = now
-		if limit != "" {
-			p.held.Remove(g.id)
-			dTraces, dSpans = dTraces-1, dSpans-h.spans
-			h.cutBy = limit
-			toDecide = append(toDecide, p.startDeciding(h, triggerLimit))
-			continue
-		}
-		if root && !h.queued {
-			h.queued = true
-			rooted = append(rooted, h)
-		}
-		feeds = p.noteInFlight(feeds, h, reads, gi)
-		p.noteRootless(h, now)
-		// The global byte cap evicts the least recently active traces,
-		// never the one being filled.
-		for p.cfg.MaxBytes > 0 && p.heldBytes > p.cfg.MaxBytes {
-			oldID, old, ok := p.held.GetOldest()
-			if !ok || oldID == g.id {
-				break
-			}
-			p.held.RemoveOldest()
-			dTraces, dSpans = dTraces-1, dSpans-old.spans
-			evicted++
-			toDecide = append(toDecide, p.startDeciding(old, triggerEvicted))
+		if h, ok := p.hold(&in, g, now); ok {
+			in.feeds = p.noteInFlight(in.feeds, h, reads, gi)
+			p.noteRootless(h, now)
+			p.evictOverMaxBytes(&in, g.id)
 		}
 	}
-	for _, h := range rooted {
+	p.releaseRooted(&in, now)
+	if p.closed {
+		// After Shutdown nothing may stay held: decide what just arrived.
+		for p.held.Len() > 0 {
+			_, h, _ := p.held.RemoveOldest()
+			in.dTraces, in.dSpans = in.dTraces-1, in.dSpans-h.spans
+			in.toDecide = append(in.toDecide, p.startDeciding(h, triggerShutdown))
+		}
+	}
+	in.feeds = p.liveFeeds(in.feeds)
+	p.mu.Unlock()
+
+	p.recordIntake(ctx, &in)
+	p.rejectInvalid(ctx, invalid)
+	p.finish(ctx, in.toDecide, p.lateAndInFlight(ctx, &in))
+	return nil
+}
+
+// intake is what one ConsumeTraces call does to the buffer: the traces it
+// sends to be decided, the groups of traces decided earlier, the in-flight
+// feeds, and its counts (applied to telemetry once the lock is released).
+type intake struct {
+	toDecide []*heldTrace
+	rooted   []*heldTrace // traces whose root arrived in this batch
+	late     []lateGroup
+	passed   []ptrace.Traces // spans of traces being decided, beyond their limits
+	feeds    []inFlightFeed
+	nPassed  int64
+	nLate    int64
+	cut      map[string]int64 // spans cut, by limit
+	evicted  int64
+	dTraces  int // change of the traces held
+	dSpans   int // change of the spans held
+}
+
+// takeLate takes the group of a trace already decided (or being decided):
+// its spans are late, annotated from the decision. Called with p.mu held.
+func (p *triageProcessor) takeLate(in *intake, g *traceGroup) bool {
+	if d, ok := p.decided.get(g.id); ok {
+		in.late = append(in.late, lateGroup{g.td, d})
+		in.nLate += int64(g.spans)
+		if d.cutBy != "" {
+			in.cut = countCutN(in.cut, d.cutBy, g.spans)
+		}
+		return true
+	}
+	if h, ok := p.deciding[g.id]; ok {
+		if passLate(h, g, p.cfg) {
+			in.passed = append(in.passed, g.td)
+			in.nPassed += int64(g.spans)
+			return true
+		}
+		h.addLate(g.td)
+		in.nLate += int64(g.spans)
+		if h.cutBy != "" {
+			in.cut = countCutN(in.cut, h.cutBy, g.spans)
+		}
+		return true
+	}
+	return false
+}
+
+// hold moves the group's spans into its held trace (made room for by
+// evicting the oldest when num_traces are held), within the trace's
+// limits. ok false when a limit forced the trace out to be decided.
+// Called with p.mu held.
+func (p *triageProcessor) hold(in *intake, g *traceGroup, now time.Time) (h *heldTrace, ok bool) {
+	h, ok = p.held.Get(g.id)
+	if !ok {
+		for p.held.Len() >= p.cfg.NumTraces {
+			_, old, _ := p.held.RemoveOldest()
+			in.dTraces, in.dSpans = in.dTraces-1, in.dSpans-old.spans
+			in.evicted++
+			in.toDecide = append(in.toDecide, p.startDeciding(old, triggerEvicted))
+		}
+		h = &heldTrace{id: g.id, td: ptrace.NewTraces(), firstSeen: now}
+		p.attachPendingLogs(h)
+		p.held.Add(g.id, h)
+		in.dTraces++
+	}
+	limit, root := "", g.root
+	// A trace always holds at least one span, so even a single
+	// oversized span is classified.
+	if (h.spans+g.spans <= p.cfg.MaxSpansPerTrace && h.bytes+g.bytes <= p.cfg.MaxTraceBytes) || (h.spans == 0 && g.spans == 1) {
+		g.td.ResourceSpans().MoveAndAppendTo(h.td.ResourceSpans())
+		h.spans += g.spans
+		h.bytes += g.bytes
+		p.heldSpans += g.spans
+		p.heldBytes += g.bytes
+		in.dSpans += g.spans
+	} else {
+		var n, nCut int
+		n, nCut, limit, root = p.addUntilLimit(h, g)
+		in.dSpans += n
+		if nCut > 0 {
+			in.cut = countCutN(in.cut, limit, nCut)
+		}
+	}
+	h.lastSeen = now
+	if limit != "" {
+		p.held.Remove(g.id)
+		in.dTraces, in.dSpans = in.dTraces-1, in.dSpans-h.spans
+		h.cutBy = limit
+		in.toDecide = append(in.toDecide, p.startDeciding(h, triggerLimit))
+		return h, false
+	}
+	if root && !h.queued {
+		h.queued = true
+		in.rooted = append(in.rooted, h)
+	}
+	return h, true
+}
+
+// evictOverMaxBytes applies the global byte cap: it evicts the least
+// recently active traces, never the one being filled. Called with p.mu
+// held.
+func (p *triageProcessor) evictOverMaxBytes(in *intake, filling pcommon.TraceID) {
+	for p.cfg.MaxBytes > 0 && p.heldBytes > p.cfg.MaxBytes {
+		oldID, old, ok := p.held.GetOldest()
+		if !ok || oldID == filling {
+			break
+		}
+		p.held.RemoveOldest()
+		in.dTraces, in.dSpans = in.dTraces-1, in.dSpans-old.spans
+		in.evicted++
+		in.toDecide = append(in.toDecide, p.startDeciding(old, triggerEvicted))
+	}
+}
+
+// releaseRooted sends the traces whose root arrived to be decided, unless
+// they wait root_wait (for late children) or logs_wait (for their log
+// events). Called with p.mu held.
+func (p *triageProcessor) releaseRooted(in *intake, now time.Time) {
+	for _, h := range in.rooted {
 		if h.trigger != "" {
 			continue // already forced out by a limit or eviction
 		}
@@ -526,39 +586,37 @@ func (p *triageProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 			continue
 		}
 		p.held.Remove(h.id)
-		dTraces, dSpans = dTraces-1, dSpans-h.spans
-		toDecide = append(toDecide, p.startDeciding(h, triggerRoot))
+		in.dTraces, in.dSpans = in.dTraces-1, in.dSpans-h.spans
+		in.toDecide = append(in.toDecide, p.startDeciding(h, triggerRoot))
 	}
-	if p.closed {
-		// After Shutdown nothing may stay held: decide what just arrived.
-		for p.held.Len() > 0 {
-			_, h, _ := p.held.RemoveOldest()
-			dTraces, dSpans = dTraces-1, dSpans-h.spans
-			toDecide = append(toDecide, p.startDeciding(h, triggerShutdown))
-		}
-	}
-	feeds = p.liveFeeds(feeds)
-	p.mu.Unlock()
+}
 
-	p.recordHeld(ctx, dTraces, dSpans)
-	if nLate > 0 {
-		p.tb.ProcessorTriageLateSpans.Add(ctx, nLate)
+// recordIntake applies an intake's counts to the telemetry.
+func (p *triageProcessor) recordIntake(ctx context.Context, in *intake) {
+	p.recordHeld(ctx, in.dTraces, in.dSpans)
+	if in.nLate > 0 {
+		p.tb.ProcessorTriageLateSpans.Add(ctx, in.nLate)
 	}
-	if nPassed > 0 {
-		p.tb.ProcessorTriageLateSpansPassed.Add(ctx, nPassed)
+	if in.nPassed > 0 {
+		p.tb.ProcessorTriageLateSpansPassed.Add(ctx, in.nPassed)
 	}
-	for limit, n := range cut {
+	for limit, n := range in.cut {
 		p.tb.ProcessorTriageSpansCut.Add(ctx, n, metric.WithAttributes(attribute.String("limit", limit)))
 	}
-	if evicted > 0 {
-		p.tb.ProcessorTriageTracesEvicted.Add(ctx, evicted)
-		p.warnEvicted.Log(p.logger, evicted)
+	if in.evicted > 0 {
+		p.tb.ProcessorTriageTracesEvicted.Add(ctx, in.evicted)
+		p.warnEvicted.Log(p.logger, in.evicted)
 	}
-	p.rejectInvalid(ctx, invalid)
-	// Spans of traces decided earlier: annotated outside the lock (a
-	// published decision is never modified).
+}
+
+// lateAndInFlight returns what the batch forwards beside the decided
+// traces: the spans of traces decided earlier, annotated outside the lock
+// (a published decision is never modified), the spans of traces being
+// decided that went beyond their limits (passLate), and the in-flight
+// decision spans of the guards that tripped.
+func (p *triageProcessor) lateAndInFlight(ctx context.Context, in *intake) ptrace.Traces {
 	var extra ptrace.Traces
-	for _, l := range late {
+	for _, l := range in.late {
 		l.d.annotateLateAll(l.td)
 		if extra == (ptrace.Traces{}) {
 			extra = l.td
@@ -566,22 +624,21 @@ func (p *triageProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 		}
 		l.td.ResourceSpans().MoveAndAppendTo(extra.ResourceSpans())
 	}
-	for _, td := range passed {
+	for _, td := range in.passed {
 		if extra == (ptrace.Traces{}) {
 			extra = td
 			continue
 		}
 		td.ResourceSpans().MoveAndAppendTo(extra.ResourceSpans())
 	}
-	if decisionSpans := p.runInFlight(ctx, feeds); decisionSpans != (ptrace.Traces{}) {
+	if decisionSpans := p.runInFlight(ctx, in.feeds); decisionSpans != (ptrace.Traces{}) {
 		if extra == (ptrace.Traces{}) {
 			extra = decisionSpans
 		} else {
 			decisionSpans.ResourceSpans().MoveAndAppendTo(extra.ResourceSpans())
 		}
 	}
-	p.finish(ctx, toDecide, extra)
-	return nil
+	return extra
 }
 
 // lateGroup is a batch's spans of a trace already decided.

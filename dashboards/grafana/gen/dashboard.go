@@ -118,8 +118,19 @@ func buildDashboard() (dashboard.Dashboard, error) {
 		WithVariable(labelVariable("agent", "Agent", `label_values(`+metricFailures+`{service=~"$service"}, agent)`)).
 		WithVariable(labelVariable("failure_type", "Failure type", "label_values("+metricFailures+", failure_type)"))
 
-	// ---- Overview ----
-	b = b.WithRow(row(ids, "Overview")).
+	b = overviewRow(b, ids)
+	b = failuresRow(b, ids)
+	b = whereRow(b, ids)
+	b = recoveryRow(b, ids)
+	b = inFlightRow(b, ids)
+	b = durationRow(b, ids)
+	b = deliveryRow(b, ids)
+	return b.Build()
+}
+
+// overviewRow adds the "overview" row.
+func overviewRow(b *dashboard.DashboardBuilder, ids *panelIDs) *dashboard.DashboardBuilder {
+	return b.WithRow(row(ids, "Overview")).
 		WithPanel(statPanel(ids, "Failed-run share",
 			"Share of agent runs whose verdict is failed over the selected time range (runs carry no service or agent label: all runs).",
 			"percentunit",
@@ -142,9 +153,11 @@ func buildDashboard() (dashboard.Dashboard, error) {
 			fmt.Sprintf(`(sum(increase(%s{recovered="true", %s}[%s])) or vector(0)) / sum(increase(%s{%s}[%s]))`,
 				metricIncidents, failureTypeSel, wholeRange, metricIncidents, failureTypeSel, wholeRange),
 		))
+}
 
-	// ---- Failures over time ----
-	b = b.WithRow(row(ids, "Failures over time")).
+// failuresRow adds the "failures over time" row.
+func failuresRow(b *dashboard.DashboardBuilder, ids *panelIDs) *dashboard.DashboardBuilder {
+	return b.WithRow(row(ids, "Failures over time")).
 		WithPanel(timeseriesPanel(ids, "Runs by verdict",
 			"Agent runs per second by verdict: ok, recovered (incidents, all recovered) or failed.",
 			runsPerSecond, false,
@@ -166,9 +179,11 @@ func buildDashboard() (dashboard.Dashboard, error) {
 			target(fmt.Sprintf(`sum by (failure_type) (rate(%s{%s}[%s])) / on() group_left() sum(rate(%s{%s}[%s]))`,
 				metricFailures, failureSel, rateInterval, metricFailures, serviceAgent, rateInterval), "{{failure_type}}"),
 		).Min(0).Max(1))
+}
 
-	// ---- Where ----
-	b = b.WithRow(row(ids, "Where runs fail")).
+// whereRow adds the "where" row.
+func whereRow(b *dashboard.DashboardBuilder, ids *panelIDs) *dashboard.DashboardBuilder {
+	return b.WithRow(row(ids, "Where runs fail")).
 		WithPanel(tablePanel(ids, "Top agents by failed runs",
 			"The 10 service/agent pairs with the most failed runs over the selected range.",
 			"failed runs",
@@ -184,9 +199,11 @@ func buildDashboard() (dashboard.Dashboard, error) {
 			"failed runs",
 			fmt.Sprintf(`sum by (service, agent, failure_type) (increase(%s{%s}[%s])) > 0`, metricFailures, failureSel, wholeRange),
 		))
+}
 
-	// ---- Recovery ----
-	b = b.WithRow(row(ids, "Recovery")).
+// recoveryRow adds the "recovery" row.
+func recoveryRow(b *dashboard.DashboardBuilder, ids *panelIDs) *dashboard.DashboardBuilder {
+	return b.WithRow(row(ids, "Recovery")).
 		WithPanel(timeseriesPanel(ids, "Recovery actions decided",
 			"Recovery decisions per second by action kind (retry_with_tool_manifest, backoff_and_retry, replan, escalate, …), for the selected failure types.",
 			perSecondShort, true,
@@ -202,9 +219,11 @@ func buildDashboard() (dashboard.Dashboard, error) {
 			perSecondShort, true,
 			target(fmt.Sprintf(`sum by (recovered) (rate(%s{%s}[%s]))`, metricIncidents, failureTypeSel, rateInterval), "recovered={{recovered}}"),
 		))
+}
 
-	// ---- While runs are going ----
-	b = b.WithRow(row(ids, "In-flight decisions and blind classification")).
+// inFlightRow adds the "while runs are going" row.
+func inFlightRow(b *dashboard.DashboardBuilder, ids *panelIDs) *dashboard.DashboardBuilder {
+	return b.WithRow(row(ids, "In-flight decisions and blind classification")).
 		WithPanel(timeseriesPanel(ids, "In-flight decisions by guard",
 			"Decisions sent while the run was still going, because a guard tripped before its root span ended (loop, repeated tool failure, token, cost or wall-clock budget), per second, by guard and action.",
 			perSecondShort, true,
@@ -215,9 +234,11 @@ func buildDashboard() (dashboard.Dashboard, error) {
 			"percentunit",
 			fmt.Sprintf(`(sum(increase(%s[%s])) or vector(0)) / sum(increase(%s[%s]))`, metricRunsWithoutContent, wholeRange, metricRunsDecided, wholeRange),
 		).Span(8).Height(8))
+}
 
-	// ---- Duration ----
-	b = b.WithRow(row(ids, "Run duration")).
+// durationRow adds the "duration" row.
+func durationRow(b *dashboard.DashboardBuilder, ids *panelIDs) *dashboard.DashboardBuilder {
+	return b.WithRow(row(ids, "Run duration")).
 		WithPanel(timeseriesPanel(ids, "Run duration percentiles by verdict",
 			"p50, p90 and p99 of agent-run duration (root span), by verdict: failed runs that take much longer than ok ones usually loop or wait on timeouts.",
 			"s", false,
@@ -225,9 +246,11 @@ func buildDashboard() (dashboard.Dashboard, error) {
 			target(quantile(0.9), "p90 {{verdict}}"),
 			target(quantile(0.99), "p99 {{verdict}}"),
 		).Span(24))
+}
 
-	// ---- Delivery and pipeline health ----
-	b = b.WithRow(row(ids, "Decision delivery and pipeline health")).
+// deliveryRow adds the "delivery and pipeline health" row.
+func deliveryRow(b *dashboard.DashboardBuilder, ids *panelIDs) *dashboard.DashboardBuilder {
+	return b.WithRow(row(ids, "Decision delivery and pipeline health")).
 		WithPanel(timeseriesPanel(ids, "Decision delivery: sent / failed",
 			"Decision log records the recovery_webhook exporter sent, and those it gave up on (permanent errors or retries exhausted), per second (exporterhelper telemetry).",
 			perSecondShort, false,
@@ -252,8 +275,6 @@ func buildDashboard() (dashboard.Dashboard, error) {
 			perSecondShort, true,
 			target(fmt.Sprintf(`sum by (trigger) (rate(%s[%s]))`, metricTracesDecided, rateInterval), "{{trigger}}"),
 		))
-
-	return b.Build()
 }
 
 func row(ids *panelIDs, title string) *dashboard.RowBuilder {
