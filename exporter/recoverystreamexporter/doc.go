@@ -1,4 +1,4 @@
-//go:generate mdatagen metadata.yaml
+//go:generate go tool -modfile=../../tools/go.mod mdatagen metadata.yaml
 
 // Package recoverystreamexporter appends triage recovery decisions to a Redis
 // Stream (XADD with approximate MAXLEN trimming), for agent runtimes that

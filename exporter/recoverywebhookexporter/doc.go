@@ -1,4 +1,4 @@
-//go:generate mdatagen metadata.yaml
+//go:generate go tool -modfile=../../tools/go.mod mdatagen metadata.yaml
 
 // Package recoverywebhookexporter delivers triage recovery decisions to an
 // HTTP webhook, one signed POST per decision (Standard Webhooks convention).

@@ -12,7 +12,7 @@ import (
 const checkedIn = "../agent-failures.json"
 
 // The checked-in dashboard must be exactly what the generator writes: edit
-// dashboard.go and run `go generate ./dashboards/grafana/gen`, never the JSON.
+// dashboard.go and run `go generate` in dashboards/grafana/gen, never the JSON.
 func TestCheckedInDashboardIsGenerated(t *testing.T) {
 	want, err := dashboardJSON()
 	if err != nil {

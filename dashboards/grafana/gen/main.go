@@ -2,9 +2,10 @@
 // from the Go definition in dashboard.go (grafana-foundation-sdk), so the JSON
 // is never edited by hand:
 //
-//	go generate ./dashboards/grafana/gen
+//	cd dashboards/grafana/gen && go generate
 //
-// (or `go run ./dashboards/grafana/gen -out dashboards/grafana/agent-failures.json`).
+// (or `go run . -out ../agent-failures.json` there). It is a module of its
+// own, so the Grafana SDK stays out of the library's go.mod.
 // TestCheckedInDashboardIsGenerated fails when the checked-in file differs.
 package main
 
