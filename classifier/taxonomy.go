@@ -19,6 +19,13 @@
 // run takes the class of its last unrecovered incident that has one; a
 // loop wins.
 //
+// Exported API: New(Options) → Classifier (Classify a trajectory.Run into
+// a Verdict; ClassifyCall for one call; NewLoopDetector); the taxonomy (FailureType and its
+// values, FailureTypes, ParseFailureType, Outcome, Signal, Label, the
+// Reason* reasons, NotRetryable); Incident; Subject (what a model is asked
+// about, SubjectKind); the streaming loop rule (LoopDetector, Loop, Call);
+// ClassifyText (an error string alone, for the corpora); Concluded.
+//
 // The package depends on pdata only (through trajectory).
 package classifier
 

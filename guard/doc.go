@@ -28,6 +28,14 @@
 // (on the same call), and a run whose final verdict is ok trips neither
 // the loop nor the repeated-failure guard.
 //
+// Exported API: New(Config, classifier, session keys) → Guards, which reads
+// batches of Span (Read, outside any lock) and makes a Run per trace
+// (NewRun; Add/AddRead return the Trip values, each naming its Guard and
+// giving the recovery.Input of an in-flight decision; UsageOf, session
+// budgets); the configuration (Config,
+// LoopConfig, RepeatedFailureConfig, TokensConfig, CostConfig, Price,
+// WallClockConfig, DefaultConfig, DefaultPolicy); Name and Names.
+//
 // The package depends on pdata, trajectory, classifier and recovery only
 // (no collector packages).
 package guard

@@ -65,6 +65,15 @@
 // Span by span: SpanReader reads one span as Build does (read_span.go), for
 // consumers that see a trace while it is still arriving.
 //
+// Exported API: Build with its options (Option: WithLogs, WithIndex,
+// WithSessionKeys) and what it returns (Run, Step, StepKind, ToolCall,
+// ToolResult, ToolDef, ToolHints, ErrorInfo, SpanError, Content,
+// Convention, SpanIndex, IndexedSpan); the span-by-span reader (SpanReader,
+// SpanRead, SpanRole, SpanRoleOf, IsLLMSpan, SameCall, MergeNested,
+// OutermostSpan, Outermost); GenAI log events (EventName, IsGenAIEvent,
+// IsOutputEvent, ForEachLogRecord); ForEachSpan; finish reasons
+// (NormFinishReason, FinishReasonClass and the Finish* classes).
+//
 // The package depends on pdata only, so it can be used outside a collector.
 package trajectory
 

@@ -11,6 +11,12 @@
 // flattened beside it as attributes. Consumers read the attributes and pass
 // the body on byte for byte; they never re-marshal it, and parse it only to
 // fill a routing field a foreign producer left out (see ReadDecision).
+//
+// Exported API: the triage.* span attribute names (Attr*), the decision
+// event's names and the metric names (constants), and the decision codec:
+// ReadDecision (the routing fields of a decision record, from its
+// attributes or, failing that, its body) → Decision, with ReadOptions, and
+// the Problem values it reports through a Reporter.
 package wire // import "github.com/triage-otel/triage/wire"
 
 // Span attributes the triage processor writes on a run's root span (and on

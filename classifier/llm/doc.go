@@ -20,5 +20,12 @@
 // on 429/5xx with back-off; answers are cached by error signature in memory
 // and optionally in Redis, and human corrections override them.
 //
+// Exported API: New(Options) → Consultant (asks about a run's unknowns:
+// Consultation, Answer, Pending; reports through an Observer); the prompt
+// (BuildPrompt, Prompt, EvidenceSection, DefaultRedactor); the answer
+// caches (SharedCache, NewRedisCache, RedisCache, RedisCacheOptions,
+// Signature); human corrections (Correction, ParseCorrections,
+// ReadCorrections).
+//
 // The package depends on pdata only among collector packages.
 package llm
