@@ -80,8 +80,8 @@ func DefaultConfig() Config {
 // repeated-failure guards have no entry, so the policy entry of their
 // failure type answers them (loop_detected: replan), as it answers the
 // final decision.
-func DefaultPolicy() map[string]recovery.StrategyConfig {
-	return map[string]recovery.StrategyConfig{
+func DefaultPolicy() map[string]recovery.StrategySpec {
+	return map[string]recovery.StrategySpec{
 		string(Tokens):    {Kind: "abort"},
 		string(Cost):      {Kind: "abort"},
 		string(WallClock): {Kind: "abort"},

@@ -37,7 +37,7 @@ func (e *Engine) sessionCap(counts store.Attempts, now time.Time) (Result, bool)
 	return Result{}, false
 }
 
-func (c *Config) validateCaps() error {
+func (c *Options) validateCaps() error {
 	var errs []error
 	if c.MaxTotalAttempts < 0 {
 		errs = append(errs, fmt.Errorf("max_total_attempts: must not be negative, got %d", c.MaxTotalAttempts))

@@ -89,7 +89,7 @@ type Input struct {
 	Guard string
 	// NonIdempotent, when set, says why the failing tool is known not to be
 	// idempotent from the trace itself (its MCP annotations); the engine
-	// also matches Config.NonIdempotentTools against Tool.
+	// also matches Options.NonIdempotentTools against Tool.
 	NonIdempotent string
 	// InFlight is the in-flight decision already taken for this run, on
 	// its final decision: the final decision references it and, for the

@@ -13,9 +13,10 @@
 //
 //   - the engine: New, Engine (Decide, RecordSuccess, AddUsage, Stats,
 //     Close), its options (Option: WithClock, WithOnDegraded, WithRand,
-//     WithRedactor, WithStrategy) and its configuration (Config,
-//     HistoryConfig, RedisConfig, StrategyConfig, Secret, DefaultConfig,
-//     DefaultPolicy, DefaultEntry, NonIdempotentEntry);
+//     WithRedactor, WithStrategy) and its plain options (Options,
+//     HistoryOptions, RedisOptions, StrategySpec, DefaultOptions,
+//     DefaultPolicy, DefaultEntry, NonIdempotentEntry; the collector
+//     component owns the YAML);
 //   - its input: Input, Evidence, InputFromVerdict, SessionKey,
 //     DefaultSessionAttributes, SuccessInput, Usage, PhaseInFlight,
 //     PhaseFinal;

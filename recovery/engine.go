@@ -77,7 +77,7 @@ func WithRedactor(r *Redactor) Option { return func(o *engineOptions) { o.redact
 // New validates cfg and returns an engine. With cfg.History.Redis.Endpoint
 // set, history and breakers live in Redis and degrade to memory when it
 // fails.
-func New(cfg Config, opts ...Option) (*Engine, error) {
+func New(cfg Options, opts ...Option) (*Engine, error) {
 	var o engineOptions
 	for _, f := range opts {
 		f(&o)
@@ -131,7 +131,7 @@ func New(cfg Config, opts ...Option) (*Engine, error) {
 	if h.Redis.Endpoint != "" {
 		e.failover = &store.Failover{
 			Primary: store.NewRedis(store.RedisOptions{
-				Endpoint: h.Redis.Endpoint, Username: h.Redis.Username, Password: string(h.Redis.Password),
+				Endpoint: h.Redis.Endpoint, Username: h.Redis.Username, Password: h.Redis.Password,
 				DB: h.Redis.DB, KeyPrefix: h.Redis.KeyPrefix, Timeout: h.Redis.Timeout,
 				SessionTTL: h.TTL, BreakerTTL: h.BreakerTTL,
 			}),

@@ -38,7 +38,7 @@ func FuzzDecideInput(f *testing.F) {
 	f.Add("timeout", "conv", testTrace[:], testSpan[:], "reason", 0.5)
 	f.Add("", "", []byte{}, []byte{}, "", -1.0)
 	f.Add("external_fault", strings.Repeat("s", 300), testTrace[:], []byte{1}, "\xff", 2.0)
-	e, err := New(DefaultConfig())
+	e, err := New(DefaultOptions())
 	if err != nil {
 		f.Fatal(err)
 	}

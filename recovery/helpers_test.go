@@ -40,20 +40,25 @@ func input(failureType, session string) Input {
 	}
 }
 
-// decodeConfig unmarshals YAML the way the collector does: YAML → map →
-// mapstructure with a string-to-duration hook, unknown keys rejected.
-func decodeConfig(t testing.TB, doc string) Config {
+// decodeConfig unmarshals YAML the way the collector's component does for
+// its recovery block, onto the library's plain options: YAML → map →
+// mapstructure with a string-to-duration hook, unknown keys rejected, a
+// snake_case key matching the field of that name (the options carry no
+// tags: the component owns the YAML).
+func decodeConfig(t testing.TB, doc string) Options {
 	t.Helper()
 	var raw map[string]any
 	if err := yaml.Unmarshal([]byte(doc), &raw); err != nil {
 		t.Fatalf("yaml: %v", err)
 	}
-	var cfg Config
+	var cfg Options
 	dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
 		DecodeHook:  mapstructure.StringToTimeDurationHookFunc(),
 		Result:      &cfg,
 		ErrorUnused: true,
-		TagName:     "mapstructure",
+		MatchName: func(key, field string) bool {
+			return strings.EqualFold(strings.ReplaceAll(key, "_", ""), field)
+		},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 // in-flight guards to strategies.
 type policy struct {
 	entries  map[string]Strategy
-	guards   map[string]Strategy       // by guard name (Config.GuardPolicy)
+	guards   map[string]Strategy       // by guard name (Options.GuardPolicy)
 	breakers []strategy.CircuitBreaker // every distinct breaker, for RecordSuccess
 }
 
@@ -64,11 +64,11 @@ func (p *policy) lookupGuard(guard string) (path string, s Strategy, ok bool) {
 }
 
 // DefaultPolicy is the policy used for entries the config does not set.
-func DefaultPolicy() map[string]StrategyConfig {
-	return map[string]StrategyConfig{
+func DefaultPolicy() map[string]StrategySpec {
+	return map[string]StrategySpec{
 		string(classifier.WrongToolCalled): {Kind: "retry_with_tool_manifest", MaxAttempts: 3},
 		string(classifier.SchemaMismatch):  {Kind: "retry_with_tool_manifest", MaxAttempts: 2},
-		string(classifier.ExternalFault): {Kind: "sequence", Steps: []StrategyConfig{
+		string(classifier.ExternalFault): {Kind: "sequence", Steps: []StrategySpec{
 			{Kind: "backoff_and_retry", MaxAttempts: 3, BaseDelay: time.Second, MaxDelay: 30 * time.Second},
 			{Kind: "fallback", MaxAttempts: 1, Hint: "The service kept failing; switch to your fallback model, tool or cache."},
 		}},

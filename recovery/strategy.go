@@ -12,7 +12,7 @@ import (
 // and collectors) and passes that number down. The built-in strategies
 // (retry_with_tool_manifest, backoff_and_retry, replan, resume_from_subgoal,
 // rollback_to_checkpoint, fallback, suspend, escalate, abort, sequence,
-// chain, circuit_breaker) are built from the policy in Config; a Strategy
+// chain, circuit_breaker) are built from the policy in Options; a Strategy
 // written in Go replaces a policy entry with WithStrategy.
 type (
 	// Strategy answers the attempt-th failure it handles (see

@@ -57,7 +57,7 @@ func newFixture(t *testing.T) *fixture {
 	f.srv = httptest.NewServer(newSidecar(rt).routes())
 	t.Cleanup(f.srv.Close)
 	// The engine as the processor configures it by default.
-	cfg := recovery.DefaultConfig()
+	cfg := recovery.DefaultOptions()
 	cfg.GuardPolicy = guard.DefaultPolicy()
 	f.engine, err = recovery.New(cfg)
 	if err != nil {

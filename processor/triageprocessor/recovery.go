@@ -66,7 +66,7 @@ func newRecoverer(cfg *RecoveryConfig, red *recovery.Redactor, tb *metadata.Tele
 		logger:       logger,
 		redis:        cfg.History.Redis.Endpoint,
 	}
-	eng, err := recovery.New(cfg.engineConfig(), recovery.WithRedactor(red), recovery.WithOnDegraded(r.onDegraded))
+	eng, err := recovery.New(cfg.engineOptions(), recovery.WithRedactor(red), recovery.WithOnDegraded(r.onDegraded))
 	if err != nil {
 		return nil, fmt.Errorf("recovery: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -23,8 +24,9 @@ func guardNames() string {
 }
 
 // RecoveryConfig configures the recovery decision the processor stamps on
-// each failed run (see the recovery package). Policy and history follow
-// recovery.Config; the Redis password is a configopaque.String so the
+// each failed run (see the recovery package). The component owns this
+// YAML: it converts the block to the library's plain recovery.Options
+// (engineOptions); the Redis password is a configopaque.String so the
 // collector never prints it.
 type RecoveryConfig struct {
 	// Enabled turns recovery decisions on (default true).
@@ -62,48 +64,73 @@ type RecoveryConfig struct {
 }
 
 // PolicyConfig holds the policy entries (failure type or "default" →
-// recovery.StrategyConfig). The entries are kept behind an unexported field
+// StrategyConfig). The entries are kept behind an unexported field
 // because strategies nest (sequence steps, chain, circuit breaker inner):
 // the collector's config-struct check recurses into exported struct types
 // without end, while unmarshalling works through Unmarshal below.
 type PolicyConfig struct {
-	entries map[string]recovery.StrategyConfig
-}
-
-// NewPolicyConfig returns a policy with the given entries.
-func NewPolicyConfig(entries map[string]recovery.StrategyConfig) PolicyConfig {
-	return PolicyConfig{entries: entries}
+	entries map[string]StrategyConfig
 }
 
 // Entries returns the policy entries.
-func (p PolicyConfig) Entries() map[string]recovery.StrategyConfig { return p.entries }
+func (p PolicyConfig) Entries() map[string]StrategyConfig { return p.entries }
 
 var (
 	_ confmap.Unmarshaler = (*PolicyConfig)(nil)
 	_ confmap.Marshaler   = PolicyConfig{}
 )
 
-// Unmarshal decodes the policy map (unknown fields are errors, as
-// everywhere in the collector config).
+// Unmarshal decodes the policy map, each strategy into its kind's block
+// (see StrategyConfig).
 func (p *PolicyConfig) Unmarshal(conf *confmap.Conf) error {
-	entries := map[string]recovery.StrategyConfig{}
-	if err := conf.Unmarshal(&entries); err != nil {
+	entries, err := strategyEntries(conf.ToStringMap())
+	if err != nil {
 		return err
 	}
 	p.entries = entries
 	return nil
 }
 
-// Marshal encodes the policy map (e.g. for print-config).
+// Marshal encodes the policy map as it was written (e.g. for print-config).
 func (p PolicyConfig) Marshal(conf *confmap.Conf) error {
 	if len(p.entries) == 0 {
 		return nil
 	}
-	return conf.Marshal(p.entries)
+	raw := make(map[string]any, len(p.entries))
+	for k, e := range p.entries {
+		raw[k] = e.raw
+	}
+	return conf.Marshal(raw)
 }
 
-// RecoveryHistoryConfig is recovery.HistoryConfig with a configopaque
-// password.
+// specs are the entries as the recovery library declares them.
+func (p PolicyConfig) specs(into map[string]recovery.StrategySpec) map[string]recovery.StrategySpec {
+	if into == nil && len(p.entries) > 0 {
+		into = make(map[string]recovery.StrategySpec, len(p.entries))
+	}
+	for k, e := range p.entries {
+		into[k] = e.spec()
+	}
+	return into
+}
+
+// unusedErrors names the keys of the entries their kind does not read.
+func (p PolicyConfig) unusedErrors(where string) []error {
+	keys := make([]string, 0, len(p.entries))
+	for k := range p.entries {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var errs []error
+	for _, k := range keys {
+		e := p.entries[k]
+		errs = append(errs, e.unusedErrors(where+"."+k)...)
+	}
+	return errs
+}
+
+// RecoveryHistoryConfig configures the attempt history and breaker state
+// (recovery.HistoryOptions), with a configopaque Redis password.
 type RecoveryHistoryConfig struct {
 	TTL            time.Duration       `mapstructure:"ttl"`
 	MaxSessions    int                 `mapstructure:"max_sessions"`
@@ -138,7 +165,7 @@ type RedactionConfig struct {
 const defaultRecoveryTimeout = time.Second
 
 func defaultRecoveryConfig() RecoveryConfig {
-	d := recovery.DefaultConfig()
+	d := recovery.DefaultOptions()
 	h := d.History
 	return RecoveryConfig{
 		Enabled:           true,
@@ -160,30 +187,26 @@ func defaultRecoveryConfig() RecoveryConfig {
 	}
 }
 
-// engineConfig is the recovery.Config this block stands for.
-func (c *RecoveryConfig) engineConfig() recovery.Config {
+// engineOptions are the recovery.Options this block stands for.
+func (c *RecoveryConfig) engineOptions() recovery.Options {
 	h := c.History
-	guards := guard.DefaultPolicy()
-	for k, v := range c.GuardPolicy.entries {
-		guards[k] = v
-	}
-	return recovery.Config{
-		Policy:               c.Policy.entries,
+	return recovery.Options{
+		Policy:               c.Policy.specs(nil),
 		DisableDefaultPolicy: c.DisableDefaultPolicy,
-		GuardPolicy:          guards,
+		GuardPolicy:          c.GuardPolicy.specs(guard.DefaultPolicy()),
 		NonIdempotentTools:   c.NonIdempotentTools,
 		MaxTotalAttempts:     c.MaxTotalAttempts,
 		MaxRecoveryDuration:  c.MaxRecoveryDuration,
-		History: recovery.HistoryConfig{
+		History: recovery.HistoryOptions{
 			TTL:            h.TTL,
 			MaxSessions:    h.MaxSessions,
 			MaxBreakers:    h.MaxBreakers,
 			BreakerTTL:     h.BreakerTTL,
 			ResetOnSuccess: h.ResetOnSuccess,
-			Redis: recovery.RedisConfig{
+			Redis: recovery.RedisOptions{
 				Endpoint:        h.Redis.Endpoint,
 				Username:        h.Redis.Username,
-				Password:        recovery.Secret(string(h.Redis.Password)),
+				Password:        string(h.Redis.Password),
 				DB:              h.Redis.DB,
 				KeyPrefix:       h.Redis.KeyPrefix,
 				Timeout:         h.Redis.Timeout,
@@ -234,7 +257,9 @@ func (c *RecoveryConfig) validate() []error {
 			errs = append(errs, fmt.Errorf("recovery.guard_policy.%s: unknown guard (want one of %s)", k, guardNames()))
 		}
 	}
-	rc := c.engineConfig()
+	errs = append(errs, c.Policy.unusedErrors("recovery.policy")...)
+	errs = append(errs, c.GuardPolicy.unusedErrors("recovery.guard_policy")...)
+	rc := c.engineOptions()
 	for _, err := range leafErrors(rc.Validate()) {
 		errs = append(errs, fmt.Errorf("recovery.%w", err))
 	}

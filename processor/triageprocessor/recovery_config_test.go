@@ -37,9 +37,9 @@ func TestRecoveryConfigDefaults(t *testing.T) {
 	assert.True(t, r.Enabled)
 	assert.Equal(t, recovery.DefaultSessionAttributes, r.SessionAttributes)
 	assert.Empty(t, r.History.Redis.Endpoint, "memory history by default")
-	def := recovery.DefaultConfig()
+	def := recovery.DefaultOptions()
 	def.GuardPolicy = guard.DefaultPolicy()
-	assert.Equal(t, def, r.engineConfig(), "the block stands for recovery.DefaultConfig() with the guards' default policy")
+	assert.Equal(t, def, r.engineOptions(), "the block stands for recovery.DefaultOptions() with the guards' default policy")
 	require.NoError(t, cfg.Validate())
 }
 
@@ -54,17 +54,18 @@ func TestRecoveryConfigFull(t *testing.T) {
 	require.Len(t, policy, 3)
 	ext := policy["external_fault"]
 	assert.Equal(t, "sequence", ext.Kind)
-	require.Len(t, ext.Steps, 2)
-	assert.Equal(t, recovery.StrategyConfig{Kind: "backoff_and_retry", MaxAttempts: 2, BaseDelay: 500 * time.Millisecond}, ext.Steps[0])
-	assert.Equal(t, recovery.StrategyConfig{Kind: "replan", Hint: "try another approach"}, ext.Steps[1])
+	spec := ext.spec()
+	require.Len(t, spec.Steps, 2)
+	assert.Equal(t, recovery.StrategySpec{Kind: "backoff_and_retry", MaxAttempts: 2, BaseDelay: 500 * time.Millisecond}, spec.Steps[0])
+	assert.Equal(t, recovery.StrategySpec{Kind: "replan", Hint: "try another approach"}, spec.Steps[1])
 
-	ec := r.engineConfig()
+	ec := r.engineOptions()
 	assert.Equal(t, 30*time.Minute, ec.History.TTL)
 	assert.Equal(t, 500, ec.History.MaxSessions)
 	assert.Equal(t, 1000, ec.History.MaxBreakers, "unset fields keep recovery's defaults")
 	assert.False(t, ec.History.ResetOnSuccess)
 	assert.Equal(t, "localhost:6379", ec.History.Redis.Endpoint)
-	assert.Equal(t, recovery.Secret("s3cr3t-redis-pass"), ec.History.Redis.Password)
+	assert.Equal(t, "s3cr3t-redis-pass", ec.History.Redis.Password)
 	assert.Equal(t, 2, ec.History.Redis.DB)
 	assert.Equal(t, 200*time.Millisecond, ec.History.Redis.Timeout)
 	assert.Equal(t, "triage:", ec.History.Redis.KeyPrefix)
@@ -72,7 +73,7 @@ func TestRecoveryConfigFull(t *testing.T) {
 	assert.Equal(t, []string{"send_email", "delete_.*"}, ec.NonIdempotentTools)
 	assert.Equal(t, 10, ec.MaxTotalAttempts)
 	assert.Equal(t, 15*time.Minute, ec.MaxRecoveryDuration)
-	assert.Equal(t, map[string]recovery.StrategyConfig{
+	assert.Equal(t, map[string]recovery.StrategySpec{
 		"loop":       {Kind: "replan", Hint: "stop repeating the same call"},
 		"tokens":     {Kind: "suspend"},
 		"cost":       {Kind: "abort"},
@@ -81,6 +82,7 @@ func TestRecoveryConfigFull(t *testing.T) {
 
 	// The password never prints.
 	assert.NotContains(t, r.History.Redis.Password.String(), "s3cr3t")
+	assert.Equal(t, "[REDACTED]", fmt.Sprint(r.History.Redis.Password))
 	out := confmap.New()
 	require.NoError(t, out.Marshal(cfg))
 	assert.NotContains(t, strings.Join(flatten(out.ToStringMap()), " "), "s3cr3t-redis-pass")
@@ -135,9 +137,9 @@ func TestRecoveryConfigErrorsNameTheField(t *testing.T) {
 
 func TestRecoveryConfigSeveralErrorsEachPrefixed(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
-	cfg.Recovery.Policy = NewPolicyConfig(map[string]recovery.StrategyConfig{
-		"timeout":       {Kind: "nope"},
-		"loop_detected": {Kind: "replan", Target: "x"},
+	cfg.Recovery.Policy = mustPolicy(map[string]any{
+		"timeout":       map[string]any{"kind": "nope"},
+		"loop_detected": map[string]any{"kind": "replan", "target": "x"},
 	})
 	err := cfg.Validate()
 	require.Error(t, err)

@@ -161,12 +161,21 @@ func sessionRun(conv, toolErr string) []spanSpec {
 // walkPolicy answers external faults with two delayed retries then one
 // replan: a budget of 3, past which the engine escalates.
 func walkPolicy(c *Config) {
-	c.Recovery.Policy = NewPolicyConfig(map[string]recovery.StrategyConfig{
-		"external_fault": {Kind: "sequence", Steps: []recovery.StrategyConfig{
-			{Kind: "backoff_and_retry", MaxAttempts: 2, BaseDelay: time.Second},
-			{Kind: "replan", MaxAttempts: 1, Hint: "The upstream service keeps failing: plan without it."},
+	c.Recovery.Policy = mustPolicy(map[string]any{
+		"external_fault": map[string]any{"kind": "sequence", "steps": []any{
+			map[string]any{"kind": "backoff_and_retry", "max_attempts": 2, "base_delay": "1s"},
+			map[string]any{"kind": "replan", "max_attempts": 1, "hint": "The upstream service keeps failing: plan without it."},
 		}},
 	})
+}
+
+// mustPolicy decodes policy entries written as the YAML writes them.
+func mustPolicy(raw map[string]any) PolicyConfig {
+	entries, err := strategyEntries(raw)
+	if err != nil {
+		panic(err)
+	}
+	return PolicyConfig{entries: entries}
 }
 
 type step struct {
@@ -258,8 +267,8 @@ func TestPlantedSecretsNeverStamped(t *testing.T) {
 	)
 	h := newHarness(t, func(c *Config) {
 		// An operator hint that quotes a key by mistake is redacted too.
-		c.Recovery.Policy = NewPolicyConfig(map[string]recovery.StrategyConfig{
-			"external_fault": {Kind: "replan", Hint: "retry with api_key=" + openAIKey},
+		c.Recovery.Policy = mustPolicy(map[string]any{
+			"external_fault": map[string]any{"kind": "replan", "hint": "retry with api_key=" + openAIKey},
 		})
 	})
 	spans := sessionRun("conv-secret", "upstream returned 502 Bad Gateway: Authorization: Bearer "+bearer+" key "+openAIKey)

@@ -14,47 +14,48 @@ import (
 	"github.com/triage-otel/triage/recovery/internal/strategy"
 )
 
-// Config is the recovery section of the collector config. It is made of
-// plain mapstructure-tagged structs so the collector can unmarshal it from
-// YAML; Validate reports every mistake with the path of the entry.
-type Config struct {
+// Options configure an Engine: plain values, like classifier.Options (the
+// collector component owns the YAML, its secrets and its per-kind strategy
+// blocks, and converts them to these). Validate reports every mistake with
+// the path of the entry as the collector config writes it.
+type Options struct {
 	// Policy maps a failure type (or "default") to a strategy. Entries
 	// replace the same entries of DefaultPolicy; the others keep their
 	// defaults unless DisableDefaultPolicy is set.
-	Policy               map[string]StrategyConfig `mapstructure:"policy"`
-	DisableDefaultPolicy bool                      `mapstructure:"disable_default_policy"`
+	Policy               map[string]StrategySpec
+	DisableDefaultPolicy bool
 	// GuardPolicy maps an in-flight guard (Input.Guard) to the strategy
 	// that answers its trips; a guard without an entry is answered by the
 	// Policy entry of its failure type. Keys are not checked here: the
 	// caller that knows the guards does.
-	GuardPolicy map[string]StrategyConfig `mapstructure:"guard_policy"`
-	History     HistoryConfig             `mapstructure:"history"`
+	GuardPolicy map[string]StrategySpec
+	History     HistoryOptions
 
 	// NonIdempotentTools are regular expressions matched against the whole
 	// failing tool name (a plain name matches itself): such a tool is never
 	// retried; the non_idempotent policy entry answers instead.
-	NonIdempotentTools []string `mapstructure:"non_idempotent_tools"`
+	NonIdempotentTools []string
 	// MaxTotalAttempts caps a session's failures of all types together;
 	// past it every failure escalates (policy max_total_attempts). 0: no cap.
-	MaxTotalAttempts int `mapstructure:"max_total_attempts"`
+	MaxTotalAttempts int
 	// MaxRecoveryDuration caps how long a session may keep recovering,
 	// from its first failure in the history; past it every failure
 	// escalates (policy max_recovery_duration). 0: no cap.
-	MaxRecoveryDuration time.Duration `mapstructure:"max_recovery_duration"`
+	MaxRecoveryDuration time.Duration
 }
 
-// DefaultConfig is the config a collector component starts from: the
+// DefaultOptions is the config a collector component starts from: the
 // default policy (applied at build time, so user entries replace single
 // entries), bounded in-memory history, budgets reset by a successful run.
-func DefaultConfig() Config {
-	return Config{
-		History: HistoryConfig{
+func DefaultOptions() Options {
+	return Options{
+		History: HistoryOptions{
 			TTL:            time.Hour,
 			MaxSessions:    10000,
 			MaxBreakers:    1000,
 			BreakerTTL:     24 * time.Hour,
 			ResetOnSuccess: true,
-			Redis: RedisConfig{
+			Redis: RedisOptions{
 				KeyPrefix:       "triage:",
 				Timeout:         100 * time.Millisecond,
 				RecheckInterval: 5 * time.Second,
@@ -63,83 +64,71 @@ func DefaultConfig() Config {
 	}
 }
 
-// HistoryConfig configures the attempt history and breaker state.
-type HistoryConfig struct {
+// HistoryOptions configures the attempt history and breaker state.
+type HistoryOptions struct {
 	// TTL: a session's history is forgotten this long after its last failure.
-	TTL time.Duration `mapstructure:"ttl"`
+	TTL time.Duration
 	// MaxSessions bounds the sessions held in memory (LRU eviction, counted).
-	MaxSessions int `mapstructure:"max_sessions"`
+	MaxSessions int
 	// MaxBreakers bounds the breaker states held in memory.
-	MaxBreakers int `mapstructure:"max_breakers"`
+	MaxBreakers int
 	// BreakerTTL: idle breaker state is dropped (reads as closed) after this.
-	BreakerTTL time.Duration `mapstructure:"breaker_ttl"`
+	BreakerTTL time.Duration
 	// ResetOnSuccess forgets a session's history when one of its runs
 	// succeeds, so the budget counts consecutive failures.
-	ResetOnSuccess bool `mapstructure:"reset_on_success"`
+	ResetOnSuccess bool
 	// Redis, when Endpoint is set, shares history and breakers between
 	// collectors.
-	Redis RedisConfig `mapstructure:"redis"`
+	Redis RedisOptions
 }
 
-// RedisConfig configures the shared Redis history.
-type RedisConfig struct {
-	Endpoint  string `mapstructure:"endpoint"` // host:port; empty = memory only
-	Username  string `mapstructure:"username"`
-	Password  Secret `mapstructure:"password"`
-	DB        int    `mapstructure:"db"`
-	KeyPrefix string `mapstructure:"key_prefix"`
+// RedisOptions configures the shared Redis history.
+type RedisOptions struct {
+	Endpoint  string // host:port; empty = memory only
+	Username  string
+	Password  string
+	DB        int
+	KeyPrefix string
 	// Timeout bounds every Redis call; past it the call is served from memory.
-	Timeout time.Duration `mapstructure:"timeout"`
+	Timeout time.Duration
 	// RecheckInterval: after a failure Redis is not tried again for this long.
-	RecheckInterval time.Duration `mapstructure:"recheck_interval"`
+	RecheckInterval time.Duration
 }
 
-// Secret is a string that does not print.
-type Secret string
+// StrategySpec declares one strategy. Kind selects which fields apply (see
+// the policy table of README.md); the others are ignored — the collector
+// component's per-kind config blocks reject them where the YAML sets them.
+type StrategySpec struct {
+	Kind        string
+	MaxAttempts int
 
-func (s Secret) String() string {
-	if s == "" {
-		return ""
-	}
-	return "[REDACTED]"
-}
-
-// MarshalText keeps the secret out of marshalled configs and logs.
-func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
-
-// StrategyConfig declares one strategy. Kind selects which fields apply;
-// a field set on a kind that does not use it is an error.
-type StrategyConfig struct {
-	Kind        string `mapstructure:"kind"`
-	MaxAttempts int    `mapstructure:"max_attempts"`
-
-	Hint           string `mapstructure:"hint"`
-	Reason         string `mapstructure:"reason"`
-	Target         string `mapstructure:"target"`
-	CheckpointID   string `mapstructure:"checkpoint_id"`
-	Subgoal        string `mapstructure:"subgoal"`
-	RequireSubgoal bool   `mapstructure:"require_subgoal"`
+	Hint           string
+	Reason         string
+	Target         string
+	CheckpointID   string
+	Subgoal        string
+	RequireSubgoal bool
 
 	// backoff_and_retry
-	BaseDelay  time.Duration `mapstructure:"base_delay"`
-	MaxDelay   time.Duration `mapstructure:"max_delay"`
-	Multiplier float64       `mapstructure:"multiplier"`
-	Jitter     float64       `mapstructure:"jitter"`
+	BaseDelay  time.Duration
+	MaxDelay   time.Duration
+	Multiplier float64
+	Jitter     float64
 
 	// sequence
-	Steps []StrategyConfig `mapstructure:"steps"`
+	Steps []StrategySpec
 	// chain
-	Primary  *StrategyConfig `mapstructure:"primary"`
-	Fallback *StrategyConfig `mapstructure:"fallback"`
+	Primary  *StrategySpec
+	Fallback *StrategySpec
 
 	// circuit_breaker
-	Inner            *StrategyConfig `mapstructure:"inner"`
-	Name             string          `mapstructure:"name"`
-	FailureThreshold int             `mapstructure:"failure_threshold"`
-	Window           time.Duration   `mapstructure:"window"`
-	Cooldown         time.Duration   `mapstructure:"cooldown"`
-	Scope            string          `mapstructure:"scope"`
-	OpenAction       string          `mapstructure:"open_action"`
+	Inner            *StrategySpec
+	Name             string
+	FailureThreshold int
+	Window           time.Duration
+	Cooldown         time.Duration
+	Scope            string
+	OpenAction       string
 }
 
 // DefaultEntry is the policy key used for failure types without an entry.
@@ -150,64 +139,16 @@ const DefaultEntry = "default"
 // escalate).
 const NonIdempotentEntry = "non_idempotent"
 
-// Kinds of strategies, as written in the config.
+// strategyKinds are the kinds of the built-in strategies (StrategySpec.Kind).
 var strategyKinds = []string{
 	"retry_with_tool_manifest", "backoff_and_retry", "replan", "resume_from_subgoal",
 	"rollback_to_checkpoint", "fallback", "suspend", "escalate", "abort",
 	"sequence", "chain", "circuit_breaker",
 }
 
-// fieldsByKind lists the optional fields each kind reads.
-var fieldsByKind = map[string][]string{
-	"retry_with_tool_manifest": {"max_attempts", "hint"},
-	"backoff_and_retry":        {"max_attempts", "hint", "base_delay", "max_delay", "multiplier", "jitter"},
-	"replan":                   {"max_attempts", "hint"},
-	"resume_from_subgoal":      {"max_attempts", "hint", "subgoal", "require_subgoal"},
-	"rollback_to_checkpoint":   {"max_attempts", "hint", "checkpoint_id"},
-	"fallback":                 {"max_attempts", "hint", "target"},
-	"suspend":                  {"max_attempts", "reason"},
-	"escalate":                 {"reason"},
-	"abort":                    {"reason"},
-	"sequence":                 {"steps"},
-	"chain":                    {"primary", "fallback"},
-	"circuit_breaker":          {"inner", "name", "failure_threshold", "window", "cooldown", "scope", "open_action"},
-}
-
-// setFields names the fields of c that are set.
-func (c *StrategyConfig) setFields() []string {
-	var set []string
-	add := func(name string, ok bool) {
-		if ok {
-			set = append(set, name)
-		}
-	}
-	add("max_attempts", c.MaxAttempts != 0)
-	add("hint", c.Hint != "")
-	add("reason", c.Reason != "")
-	add("target", c.Target != "")
-	add("checkpoint_id", c.CheckpointID != "")
-	add("subgoal", c.Subgoal != "")
-	add("require_subgoal", c.RequireSubgoal)
-	add("base_delay", c.BaseDelay != 0)
-	add("max_delay", c.MaxDelay != 0)
-	add("multiplier", c.Multiplier != 0)
-	add("jitter", c.Jitter != 0)
-	add("steps", len(c.Steps) > 0)
-	add("primary", c.Primary != nil)
-	add("fallback", c.Fallback != nil)
-	add("inner", c.Inner != nil)
-	add("name", c.Name != "")
-	add("failure_threshold", c.FailureThreshold != 0)
-	add("window", c.Window != 0)
-	add("cooldown", c.Cooldown != 0)
-	add("scope", c.Scope != "")
-	add("open_action", c.OpenAction != "")
-	return set
-}
-
 // Validate checks the config; errors name the entry, e.g.
 // `policy.external_fault.steps[1]: unknown kind "replann"`.
-func (c *Config) Validate() error {
+func (c *Options) Validate() error {
 	_, err := c.buildPolicy()
 	if herr := c.History.validate(); herr != nil {
 		err = errors.Join(err, herr)
@@ -218,7 +159,7 @@ func (c *Config) Validate() error {
 	return err
 }
 
-func (h *HistoryConfig) validate() error {
+func (h *HistoryOptions) validate() error {
 	var errs []error
 	if h.TTL < 0 {
 		errs = append(errs, errors.New("history.ttl: must not be negative"))
@@ -244,7 +185,7 @@ func (h *HistoryConfig) validate() error {
 	return errors.Join(errs...)
 }
 
-// policyKeys are the valid keys of Config.Policy.
+// policyKeys are the valid keys of Options.Policy.
 func policyKeys() []string {
 	keys := make([]string, 0, len(classifier.FailureTypes)+2)
 	for _, t := range classifier.FailureTypes {
@@ -253,18 +194,18 @@ func policyKeys() []string {
 	return append(keys, DefaultEntry, NonIdempotentEntry)
 }
 
-// guardPolicyPath is the config path of Config.GuardPolicy.
+// guardPolicyPath is the config path of Options.GuardPolicy.
 const guardPolicyPath = "guard_policy"
 
 // retriesIn reports whether a strategy may answer with a retry (itself or
 // a strategy it nests), naming the kind that does.
-func retriesIn(c StrategyConfig) (string, bool) {
+func retriesIn(c StrategySpec) (string, bool) {
 	switch c.Kind {
 	case "retry_with_tool_manifest", "backoff_and_retry":
 		return c.Kind, true
 	}
-	nested := append([]StrategyConfig(nil), c.Steps...)
-	for _, p := range []*StrategyConfig{c.Primary, c.Fallback, c.Inner} {
+	nested := append([]StrategySpec(nil), c.Steps...)
+	for _, p := range []*StrategySpec{c.Primary, c.Fallback, c.Inner} {
 		if p != nil {
 			nested = append(nested, *p)
 		}
@@ -278,8 +219,8 @@ func retriesIn(c StrategyConfig) (string, bool) {
 }
 
 // buildPolicy validates the config and builds the policy.
-func (c *Config) buildPolicy() (*policy, error) {
-	entries := map[string]StrategyConfig{}
+func (c *Options) buildPolicy() (*policy, error) {
+	entries := map[string]StrategySpec{}
 	if !c.DisableDefaultPolicy {
 		for k, v := range DefaultPolicy() {
 			entries[k] = v
@@ -361,11 +302,11 @@ const maxFailureThreshold = 10000
 // maxDepth bounds nesting so a pathological config cannot recurse forever.
 const maxDepth = 16
 
-func (b *builder) build(path string, c StrategyConfig) (Strategy, error) {
+func (b *builder) build(path string, c StrategySpec) (Strategy, error) {
 	return b.buildAt(path, c, 0)
 }
 
-func (b *builder) buildAt(path string, c StrategyConfig, depth int) (Strategy, error) {
+func (b *builder) buildAt(path string, c StrategySpec, depth int) (Strategy, error) {
 	where := "policy." + path
 	if strings.HasPrefix(path, guardPolicyPath+".") {
 		where = path
@@ -376,16 +317,10 @@ func (b *builder) buildAt(path string, c StrategyConfig, depth int) (Strategy, e
 	if c.Kind == "" {
 		return nil, fmt.Errorf("%s: kind is required (one of %s)", where, strings.Join(strategyKinds, ", "))
 	}
-	allowed, ok := fieldsByKind[c.Kind]
-	if !ok {
+	if !slices.Contains(strategyKinds, c.Kind) {
 		return nil, fmt.Errorf("%s: unknown kind %q (want one of %s)", where, c.Kind, strings.Join(strategyKinds, ", "))
 	}
 	var errs []error
-	for _, f := range c.setFields() {
-		if !slices.Contains(allowed, f) {
-			errs = append(errs, fmt.Errorf("%s.%s: not used by kind %q", where, f, c.Kind))
-		}
-	}
 	if c.MaxAttempts < 0 {
 		errs = append(errs, fmt.Errorf("%s.max_attempts: must not be negative", where))
 	}
@@ -421,7 +356,7 @@ func (b *builder) buildAt(path string, c StrategyConfig, depth int) (Strategy, e
 	return nil, fmt.Errorf("%s: unknown kind %q", where, c.Kind)
 }
 
-func buildBackoff(where string, c StrategyConfig) (Strategy, error) {
+func buildBackoff(where string, c StrategySpec) (Strategy, error) {
 	var errs []error
 	if c.BaseDelay < 0 {
 		errs = append(errs, fmt.Errorf("%s.base_delay: must not be negative", where))
@@ -442,7 +377,7 @@ func buildBackoff(where string, c StrategyConfig) (Strategy, error) {
 		Multiplier: c.Multiplier, Jitter: c.Jitter, Hint: c.Hint}, nil
 }
 
-func (b *builder) buildSequence(path, where string, c StrategyConfig, depth int) (Strategy, error) {
+func (b *builder) buildSequence(path, where string, c StrategySpec, depth int) (Strategy, error) {
 	if len(c.Steps) == 0 {
 		return nil, fmt.Errorf("%s.steps: a sequence needs at least one step", where)
 	}
@@ -462,7 +397,7 @@ func (b *builder) buildSequence(path, where string, c StrategyConfig, depth int)
 	return seq, nil
 }
 
-func (b *builder) buildChain(path, where string, c StrategyConfig, depth int) (Strategy, error) {
+func (b *builder) buildChain(path, where string, c StrategySpec, depth int) (Strategy, error) {
 	var errs []error
 	if c.Primary == nil {
 		errs = append(errs, fmt.Errorf("%s.primary: required", where))
@@ -481,7 +416,7 @@ func (b *builder) buildChain(path, where string, c StrategyConfig, depth int) (S
 	return strategy.Chain{Primary: p, Fallback: f}, nil
 }
 
-func (b *builder) buildBreaker(path, where string, c StrategyConfig, depth int) (Strategy, error) {
+func (b *builder) buildBreaker(path, where string, c StrategySpec, depth int) (Strategy, error) {
 	var errs []error
 	if c.Inner == nil {
 		errs = append(errs, fmt.Errorf("%s.inner: required", where))

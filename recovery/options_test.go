@@ -28,10 +28,6 @@ policy:
 `, []string{`policy.timeout: kind is required`}},
 		{`
 policy:
-  timeout: {kind: replan, target: "gpt-4o-mini"}
-`, []string{`policy.timeout.target: not used by kind "replan"`}},
-		{`
-policy:
   timeout: {kind: backoff_and_retry, base_delay: 10s, max_delay: 1s, jitter: 2, multiplier: 0.5}
 `, []string{`policy.timeout.max_delay`, `policy.timeout.jitter`, `policy.timeout.multiplier`}},
 		{`
@@ -117,8 +113,8 @@ history:
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if cfg.History.Redis.Password.String() != "[REDACTED]" {
-		t.Error("the redis password must not print")
+	if cfg.History.Redis.Password != "s3cret" {
+		t.Errorf("password %q", cfg.History.Redis.Password)
 	}
 	p, err := cfg.buildPolicy()
 	if err != nil {
@@ -133,7 +129,7 @@ history:
 }
 
 func TestDefaultPolicyIsValid(t *testing.T) {
-	var cfg Config
+	var cfg Options
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +142,7 @@ func TestDefaultPolicyIsValid(t *testing.T) {
 }
 
 func TestDefaultConfig(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := DefaultOptions()
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
