@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
@@ -142,6 +143,12 @@ func attrStrings(m pcommon.Map, key string) []string {
 	return []string{v.AsString()}
 }
 
+// bytesOf returns the bytes of s without copying them, for the decoders
+// here, which only read their input and copy whatever they keep of it
+// (encoding/json too): a chat span's message history is not copied to be
+// decoded. The bytes must never be written.
+func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
 // lenientUnmarshal decodes data into v. Type mismatches in individual fields
 // are tolerated (encoding/json fills what it can and reports the first
 // mismatch); only syntax errors and oversized input fail.
@@ -153,7 +160,7 @@ func lenientUnmarshal(data []byte, v any) bool {
 	// own (msgdecode.go) with the same rules.
 	switch dst := v.(type) {
 	case *jsonMessage, *[]jsonMessage, *jsonPart, *[]jsonPart, *[]json.RawMessage, *[]string, *metadataIDs:
-		text := strings.TrimSpace(string(data))
+		text := strings.TrimSpace(unsafe.String(unsafe.SliceData(data), len(data)))
 		if !validJSON(text) {
 			return false
 		}

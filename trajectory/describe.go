@@ -56,7 +56,7 @@ func spanMetadata(c *spanCtx) (metadataIDs, bool) {
 	if !looksJSON(s) || !strings.Contains(s, "_") {
 		return md, false
 	}
-	return md, lenientUnmarshal([]byte(s), &md)
+	return md, lenientUnmarshal(bytesOf(s), &md)
 }
 
 // describe fills the run's Service, Agent, Session and FinishReason.

@@ -1,7 +1,5 @@
 package trajectory
 
-import "encoding/json"
-
 // Input messages are read from their end. Instrumentations record the
 // whole conversation so far on every chat span, so the k-th call of a run
 // carries k turns of history; only the last assistant turn and what follows
@@ -56,7 +54,7 @@ func applyInputJSON(st *Step, s string) {
 	if len(st.InputResults) > 0 || !looksJSON(s) {
 		return
 	}
-	if t := trimJSON(json.RawMessage(s)); t[0] == '[' {
+	if t := trimJSON(bytesOf(s)); t[0] == '[' {
 		if f := trimJSON(t[1:]); len(f) > 0 && f[0] == '{' {
 			elems, ok := arrayElements(s, nil)
 			if !ok {

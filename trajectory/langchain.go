@@ -34,7 +34,7 @@ func toolMessage(out string) (ToolResult, bool) {
 	if !looksJSON(out) || !strings.Contains(out, "ToolMessage") {
 		return ToolResult{}, false
 	}
-	raw := json.RawMessage(out)
+	raw := json.RawMessage(bytesOf(out))
 	if o, ok := rawMemberJSON(raw, "output"); ok && len(o) > 0 {
 		raw = o
 	}

@@ -181,7 +181,7 @@ func (ev *spanEvents) addEvent(name string, attrs pcommon.Map, b pcommon.Value) 
 			FinishReason string      `json:"finish_reason"`
 			Message      jsonMessage `json:"message"`
 		}
-		if body != "" && !lenientUnmarshal([]byte(body), &choice) {
+		if body != "" && !lenientUnmarshal(bytesOf(body), &choice) {
 			return
 		}
 		jm := choice.Message
@@ -197,7 +197,7 @@ func (ev *spanEvents) addEvent(name string, attrs pcommon.Map, b pcommon.Value) 
 		return
 	}
 	var jm jsonMessage
-	if body != "" && !lenientUnmarshal([]byte(body), &jm) {
+	if body != "" && !lenientUnmarshal(bytesOf(body), &jm) {
 		// A plain-text body is the message content.
 		jm = jsonMessage{Content: quoteJSON(body)}
 	}

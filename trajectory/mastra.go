@@ -85,7 +85,7 @@ func mastraFill(c *spanCtx, st *Step) {
 			var m struct {
 				ModelProvider string `json:"modelProvider"`
 			}
-			if lenientUnmarshal([]byte(md), &m) {
+			if lenientUnmarshal(bytesOf(md), &m) {
 				st.Provider = m.ModelProvider
 			}
 		}
@@ -141,7 +141,7 @@ func mastraFillOutput(c *spanCtx, st *Step) {
 		ToolCalls    []jsonToolCall `json:"toolCalls"`
 		FinishReason string         `json:"finishReason"`
 	}
-	if s := mastraIO(c, "output"); looksJSON(s) && lenientUnmarshal([]byte(s), &out) {
+	if s := mastraIO(c, "output"); looksJSON(s) && lenientUnmarshal(bytesOf(s), &out) {
 		if st.OutputText == "" {
 			st.OutputText = out.Text
 		}
@@ -166,13 +166,13 @@ func mastraFillRequest(c *spanCtx, st *Step) {
 		var w struct {
 			Body json.RawMessage `json:"body"`
 		}
-		if lenientUnmarshal([]byte(in), &w) {
+		if lenientUnmarshal(bytesOf(in), &w) {
 			req := rawJSONText(w.Body)
 			var r struct {
 				Messages json.RawMessage `json:"messages"`
 				Tools    json.RawMessage `json:"tools"`
 			}
-			if looksJSON(req) && json.Valid([]byte(req)) && lenientUnmarshal([]byte(req), &r) {
+			if looksJSON(req) && json.Valid([]byte(req)) && lenientUnmarshal(bytesOf(req), &r) {
 				if len(st.Offered) == 0 && len(r.Tools) > 0 {
 					st.Offered = c.toolDefs(string(r.Tools))
 				}
@@ -214,7 +214,7 @@ func mastraPart(c *spanCtx, st *Step) {
 		Error        json.RawMessage `json:"error"`
 		FinishReason string          `json:"finishReason"`
 	}
-	if !lenientUnmarshal([]byte(s), &ch) {
+	if !lenientUnmarshal(bytesOf(s), &ch) {
 		return
 	}
 	kind := strings.ToLower(mastraChunkKind(c.sp.Name()))

@@ -80,7 +80,7 @@ func mcpFill(c *spanCtx, st *Step) {
 			Name      string          `json:"name"`
 			Arguments json.RawMessage `json:"arguments"`
 		}
-		if lenientUnmarshal([]byte(in), &w) {
+		if lenientUnmarshal(bytesOf(in), &w) {
 			if st.ToolName == "" {
 				st.ToolName = firstNonEmpty(w.ToolName, w.Name)
 			}
@@ -94,7 +94,7 @@ func mcpFill(c *spanCtx, st *Step) {
 			IsErrorCC *bool           `json:"isError"`
 			Content   json.RawMessage `json:"content"`
 		}
-		if lenientUnmarshal([]byte(out), &w) {
+		if lenientUnmarshal(bytesOf(out), &w) {
 			switch {
 			case len(w.Result) > 0:
 				st.Result = rawJSONText(w.Result)

@@ -117,7 +117,7 @@ func decodeMessages(s string) []message {
 		return nil
 	}
 	// Fast path: a plain list of message objects is decoded in one pass.
-	if t := trimJSON(json.RawMessage(s)); t[0] == '[' {
+	if t := trimJSON(bytesOf(s)); t[0] == '[' {
 		if f := trimJSON(t[1:]); len(f) > 0 && f[0] == '{' {
 			var list []jsonMessage
 			if !lenientUnmarshal(t, &list) {
@@ -141,7 +141,7 @@ func decodeMessagesWhere(s string, keep func(string) bool) []message {
 	if !looksJSON(s) {
 		return nil
 	}
-	raw := unwrapMessageList(json.RawMessage(s), 0)
+	raw := unwrapMessageList(bytesOf(s), 0)
 	if raw == nil {
 		return nil
 	}
@@ -577,7 +577,7 @@ func decodeToolDefs(s string) []ToolDef {
 		var w struct {
 			Tools json.RawMessage `json:"tools"`
 		}
-		if lenientUnmarshal([]byte(t), &w) && len(w.Tools) > 0 {
+		if lenientUnmarshal(bytesOf(t), &w) && len(w.Tools) > 0 {
 			return decodeToolDefs(string(w.Tools))
 		}
 		if d, ok := decodeToolDef(json.RawMessage(t)); ok {
@@ -586,7 +586,7 @@ func decodeToolDefs(s string) []ToolDef {
 		return nil
 	}
 	var list []json.RawMessage
-	if !lenientUnmarshal([]byte(t), &list) {
+	if !lenientUnmarshal(bytesOf(t), &list) {
 		return nil
 	}
 	out := make([]ToolDef, 0, len(list))

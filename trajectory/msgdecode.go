@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Message lists are most of what Build decodes. encoding/json reads them by
@@ -181,7 +182,7 @@ func rawMemberJSON(data []byte, name string) (json.RawMessage, bool) {
 	if len(data) == 0 || len(data) > MaxParsedJSONBytes {
 		return nil, false
 	}
-	text := strings.TrimSpace(string(data))
+	text := strings.TrimSpace(unsafe.String(unsafe.SliceData(data), len(data)))
 	if !validJSON(text) {
 		return nil, false
 	}

@@ -307,7 +307,7 @@ func decodeGenerations(s string) []message {
 			Message json.RawMessage `json:"message"`
 		} `json:"generations"`
 	}
-	if !lenientUnmarshal([]byte(s), &g) {
+	if !lenientUnmarshal(bytesOf(s), &g) {
 		return nil
 	}
 	var out []message

@@ -170,7 +170,7 @@ func tlArguments(in string) string {
 		Kwargs    json.RawMessage   `json:"kwargs"`
 		Arguments json.RawMessage   `json:"arguments"`
 	}
-	if !lenientUnmarshal([]byte(in), &w) {
+	if !lenientUnmarshal(bytesOf(in), &w) {
 		return in
 	}
 	if k := trimJSON(w.Kwargs); len(k) >= 2 && k[0] == '{' && (len(k) > 2 || len(w.Args) == 0) {

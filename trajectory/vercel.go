@@ -99,7 +99,7 @@ func vercelFill(c *spanCtx, st *Step) {
 		// [{toolCallId, toolName, input|args}], input being a JSON string.
 		if s := attrStr(a, "ai.response.toolCalls"); looksJSON(s) {
 			var calls []jsonToolCall
-			if lenientUnmarshal([]byte(s), &calls) {
+			if lenientUnmarshal(bytesOf(s), &calls) {
 				for _, jc := range calls {
 					if tc := jc.toToolCall(); tc.Name != "" || tc.ID != "" {
 						st.Requested = append(st.Requested, tc)
