@@ -23,6 +23,8 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/triage-otel/triage/processor/triageprocessor"
+	"github.com/triage-otel/triage/trajectory"
+	"github.com/triage-otel/triage/wire"
 )
 
 // spansPerOp is the size of one ConsumeTraces call: whole traces adding up
@@ -75,11 +77,22 @@ func (p *progress) waitFor(target int64, timeout time.Duration) bool {
 type spanCounter struct {
 	forwarded atomic.Int64
 	onSpans   func(int64)
+	// added counts the spans the triage processor adds (in-flight
+	// decision spans, wire.SpanInFlightDecision): not spans it was sent,
+	// so not in forwarded.
+	added atomic.Int64
 }
 
 func (c *spanCounter) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
 func (c *spanCounter) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
-	n := int64(td.SpanCount())
+	n, added := int64(td.SpanCount()), int64(0)
+	trajectory.ForEachSpan(td, func(s ptrace.Span) {
+		if s.Name() == wire.SpanInFlightDecision {
+			added++
+		}
+	})
+	n -= added
+	c.added.Add(added)
 	c.forwarded.Add(n)
 	if c.onSpans != nil {
 		c.onSpans(n)

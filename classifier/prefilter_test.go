@@ -151,12 +151,7 @@ func FuzzResultPrefilters(f *testing.F) {
 // The keys hold on non-ASCII text too (read on its ASCII letters), except
 // where the Kelvin sign or the long s could stand for k or s.
 func TestPrefilterNonASCII(t *testing.T) {
-	var texts []string
-	for _, tc := range heldOutPhrasings {
-		texts = append(texts, tc.text)
-	}
-	texts = append(texts, nearMisses...)
-	for _, s := range texts {
+	for _, s := range ruleTestTexts() {
 		for _, v := range []string{"— " + s + " é", s + " ✗", strings.ReplaceAll(s, "k", "\u212a"), strings.ReplaceAll(s, "s", "\u017f")} {
 			a, okA := classifyTextWith(v, true)
 			b, okB := classifyTextWith(v, false)

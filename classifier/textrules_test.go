@@ -185,12 +185,7 @@ func TestTextRulesOrder(t *testing.T) {
 // The keyword prefilter is an optimisation: it must never change an
 // answer.
 func TestTextRulePrefilter(t *testing.T) {
-	var texts []string
-	for _, tc := range heldOutPhrasings {
-		texts = append(texts, tc.text)
-	}
-	texts = append(texts, nearMisses...)
-	for _, s := range texts {
+	for _, s := range ruleTestTexts() {
 		a, okA := classifyTextWith(s, true)
 		b, okB := classifyTextWith(s, false)
 		if a != b || okA != okB {
@@ -312,4 +307,13 @@ func FuzzTextRules(f *testing.F) {
 		}
 		_ = utf8.ValidString(s)
 	})
+}
+
+// ruleTestTexts are the held-out phrasings and the near misses.
+func ruleTestTexts() []string {
+	var texts []string
+	for _, tc := range heldOutPhrasings {
+		texts = append(texts, tc.text)
+	}
+	return append(texts, nearMisses...)
 }
