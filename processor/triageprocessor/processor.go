@@ -647,8 +647,6 @@ type lateGroup struct {
 	d  *decided
 }
 
-// addLate keeps spans that arrived while the trace is being decided.
-// Called with p.mu held.
 // passLate reports whether the spans of g, arriving while h is being
 // decided, go on at once without the decision's annotations: a trace held
 // for a model answer (up to llm.timeout) would otherwise gather late spans
@@ -663,6 +661,8 @@ func passLate(h *heldTrace, g *traceGroup, cfg *Config) bool {
 	return false
 }
 
+// addLate keeps spans that arrived while the trace is being decided.
+// Called with p.mu held.
 func (h *heldTrace) addLate(td ptrace.Traces) {
 	if h.late == (ptrace.Traces{}) {
 		h.late = td
