@@ -40,8 +40,8 @@ type Options struct {
 	// 0.6, below every rule's).
 	ConfidenceCap float64
 	// MaxCallsPerSession and MaxCallsPerMinute cap model calls (defaults 5
-	// and 60; negative: no cap). MaxSessions bounds the sessions counted
-	// (default 10000).
+	// and 60; negative: no cap); a run without a session is counted under
+	// its trace. MaxSessions bounds the sessions counted (default 10000).
 	MaxCallsPerSession int
 	MaxCallsPerMinute  int
 	MaxSessions        int
@@ -362,8 +362,7 @@ func (c *Consultant) Prepare(cl *classifier.Classifier, run *trajectory.Run, v c
 		c.obs.CacheHit(SourceMemory)
 		return c.judge(v, &s, &p, ca.Answer, SourceMemory, true, cons), cons, nil
 	}
-	session := run.Session
-	return v, cons, &Pending{subject: s, prompt: p, sig: cons.Signature, session: session, verdict: v, cons: cons}
+	return v, cons, &Pending{subject: s, prompt: p, sig: cons.Signature, session: callSession(run), verdict: v, cons: cons}
 }
 
 // maxRaw bounds the raw content kept for --explain.

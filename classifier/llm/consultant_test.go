@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
 	"github.com/triage-otel/triage/classifier"
 	"github.com/triage-otel/triage/internal/llmtest"
 	"github.com/triage-otel/triage/trajectory"
@@ -330,6 +332,30 @@ func TestCallCaps(t *testing.T) {
 	}
 	if srv.Calls() != 3 || obs.get("skipped:minute_cap") != 2 {
 		t.Fatalf("minute cap: calls %d, observer %v", srv.Calls(), obs.counts)
+	}
+}
+
+// Runs without a session are capped per trace: one trace's many failing
+// runs do not spend the minute's budget, another trace still gets calls.
+func TestCallCapPerTraceWithoutSession(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Always(answerJSON(classifier.Unknown, 0, "")))
+	obs := &countingObserver{}
+	c := newConsultant(t, Options{Endpoint: srv.Endpoint(), MaxCallsPerSession: 2, MaxCallsPerMinute: 100, Observer: obs})
+	shape := func(i int) string { return msgSilent + strings.Repeat(" again", i) }
+	inTrace := func(b byte, i int) *trajectory.Run {
+		r := rootFailure("", "AgentError", shape(i), 0)
+		r.TraceID = pcommon.TraceID{b, 1}
+		return r
+	}
+	for i := range 4 {
+		review(t, c, inTrace(1, i))
+	}
+	if srv.Calls() != 2 || obs.get("skipped:session_cap") != 2 {
+		t.Fatalf("per-trace cap: calls %d, observer %v", srv.Calls(), obs.counts)
+	}
+	review(t, c, inTrace(2, 10))
+	if srv.Calls() != 3 {
+		t.Fatalf("another trace: calls %d, observer %v", srv.Calls(), obs.counts)
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
+
+	"github.com/triage-otel/triage/trajectory"
 )
 
 // Call caps: per session (a session that fails again and again costs at
@@ -73,4 +75,19 @@ func (w *minuteWindow) take(now time.Time) bool {
 	w.times[w.next] = now
 	w.next = (w.next + 1) % len(w.times)
 	return true
+}
+
+// callSession is the key MaxCallsPerSession counts a run's calls under: its
+// session, or for a run without one its trace (a NUL-prefixed key no session
+// attribute value collides with in practice), so a trace of many failing
+// session-less runs cannot spend the minute's whole budget. A run with
+// neither is capped by MaxCallsPerMinute only.
+func callSession(run *trajectory.Run) string {
+	switch {
+	case run.Session != "":
+		return run.Session
+	case !run.TraceID.IsEmpty():
+		return "\x00trace " + run.TraceID.String()
+	}
+	return ""
 }
