@@ -48,19 +48,15 @@ func (l *lazyMessages) at(i int) (*message, bool) {
 // applyInputJSON fills the step's InputResults from its input messages
 // attribute s, as applyInput(st, decodeMessages(s)) does, decoding only the
 // messages it reads: a plain list of message objects is scanned (validated
-// without decoding) and decoded from its end; any other shape is decoded
-// whole.
-func applyInputJSON(st *Step, s string) {
+// without decoding) and decoded from its end (what it yields is cached per
+// text, inputcache.go); any other shape is decoded whole.
+func applyInputJSON(st *Step, s string, span spanRef) {
 	if len(st.InputResults) > 0 || !looksJSON(s) {
 		return
 	}
 	if t := trimJSON(bytesOf(s)); t[0] == '[' {
 		if f := trimJSON(t[1:]); len(f) > 0 && f[0] == '{' {
-			elems, ok := arrayElements(s, nil)
-			if !ok {
-				return // not JSON: decodeMessages finds nothing either
-			}
-			applyInputFrom(st, &lazyMessages{s: s, elems: elems, decoded: make([]message, len(elems)), state: make([]uint8, len(elems))})
+			st.InputResults = inputResults.get(s, span)
 			return
 		}
 	}

@@ -15,7 +15,7 @@ import (
 func checkInputJSON(t *testing.T, s string) {
 	t.Helper()
 	var lazy, whole Step
-	applyInputJSON(&lazy, s)
+	applyInputJSON(&lazy, s, spanRef{})
 	applyInput(&whole, decodeMessages(s))
 	assert.Equal(t, whole.InputResults, lazy.InputResults, "%.300s", s)
 }
