@@ -28,6 +28,31 @@ func TestStatusNumberPrefilter(t *testing.T) {
 	}
 }
 
+// The JSON-RPC rule's code prefilter: with and without it the answer is
+// the same.
+func TestJSONRPCCodePrefilter(t *testing.T) {
+	for _, s := range []string{
+		"MCP error -32602: Invalid params", `{"code": -32601, "message": "Method not found"}`, "json-rpc error (-32000) server",
+		"rpc error: -32603", "MCP error -326020: x", "MCP error -3260: x", "MCP error -32602x", "MCP error -32602_", "SKU-3312 shipped",
+		`{"sku":"SKU-33","qty":1}`, "2026-03-01", "-3", "mcp error -32700",
+	} {
+		a, okA := classifyTextWith(s, true)
+		b, okB := classifyTextWith(s, false)
+		if a != b || okA != okB {
+			t.Errorf("%q: prefilter %+v/%v, full %+v/%v", s, a, okA, b, okB)
+		}
+	}
+	for s, want := range map[string]bool{"error -32602": true, "-32602": true, "x-32602.": true, "-326021": false, "-3260": false,
+		"-32602a": false, "SKU-33": false, "a-3 -32000": true, "2026-03-01": false} {
+		if got := hasJSONRPCCode(s); got != want {
+			t.Errorf("hasJSONRPCCode(%q) = %v", s, got)
+		}
+	}
+	if mayClassifyAs(`{"status":"ok","items":[{"sku":"SKU-3312","qty":1}]}`, WrongToolCalled, SchemaMismatch) {
+		t.Error("an id holding -3 needs no rule")
+	}
+}
+
 // mayClassifyAs never says no to a text the rules classify as one of the
 // types asked about.
 func checkMayClassifyAs(t *testing.T, s string) {

@@ -241,6 +241,7 @@ var textRules = append([]textRule{
 		// JSON-RPC errors quoted in text: "MCP error -32602: ...".
 		name: "jsonrpc_text",
 		keys: []string{"-3"}, conf: confTextRule,
+		pre:    hasJSONRPCCode,
 		re:     rx(`(?i)\b(?:mcp|json-?rpc|rpc)\s+error\s*[:(]?\s*(-3\d{4})\b|"code"\s*:\s*(-3\d{4})\b`),
 		check:  checkJSONRPCText,
 		yields: []FailureType{WrongToolCalled, SchemaMismatch, Timeout, ExternalFault},
@@ -491,6 +492,29 @@ func hasStatusNumber(s string) bool {
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// hasJSONRPCCode reports whether s holds what every match of the JSON-RPC
+// text rule holds: -3 and four more digits, not followed by a fifth (the
+// JSON-RPC 2.0 reserved codes -32768..-32000). The key "-3" alone is in
+// many ids, SKUs and dates ("SKU-3312", "2026-03").
+func hasJSONRPCCode(s string) bool {
+	for i := 0; ; {
+		k := strings.Index(s[i:], "-3")
+		if k < 0 {
+			return false
+		}
+		i += k + 2
+		if i+4 <= len(s) && isDigit(s[i]) && isDigit(s[i+1]) && isDigit(s[i+2]) && isDigit(s[i+3]) &&
+			(i+4 == len(s) || !isWordByte(s[i+4])) {
+			return true
+		}
+	}
+}
+
+// isWordByte is an ASCII word character (regexp's \w, whose boundary \b is).
+func isWordByte(c byte) bool {
+	return isDigit(c) || c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+}
 
 func containsAny(s string, subs []string) bool {
 	for _, sub := range subs {

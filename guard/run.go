@@ -136,8 +136,10 @@ type spanNode struct {
 
 // stepRec is one call (LLM or tool) as its spans read so far.
 type stepRec struct {
-	// parts are the readings of the spans of the call, outermost first;
-	// status is the outermost span's status code.
+	// parts are the readings of the spans of the call, outermost first,
+	// kept only once there are two (most calls have one span: then eff
+	// is that span's reading, and keeping it twice would double what a
+	// held step costs); status is the outermost span's status code.
 	parts  []trajectory.Step
 	status ptrace.StatusCode
 	ids    []pcommon.SpanID
@@ -298,11 +300,11 @@ func (r *Run) addSpan(s *Read) {
 	k := int32(-1)
 	if anc, ok := r.stepAbove(node.parent); ok && trajectory.SameCall(&r.steps[anc].eff, &rd.Step) {
 		k = anc
-		r.steps[k].parts = append(r.steps[k].parts, rd.Step)
+		r.steps[k].parts = append(r.steps[k].allParts(), rd.Step)
 		r.steps[k].ids = append(r.steps[k].ids, id)
 	} else {
 		k = int32(len(r.steps))
-		r.steps = append(r.steps, stepRec{parts: []trajectory.Step{rd.Step}, status: s.status,
+		r.steps = append(r.steps, stepRec{eff: rd.Step, status: s.status,
 			ids: []pcommon.SpanID{id}, merged: -1, top: id, call: -1})
 		if !ok {
 			r.waitOn(node.parent, k)
@@ -411,7 +413,8 @@ func (r *Run) resolveWaiting(id pcommon.SpanID) {
 // mergeInto merges step w (nested) into step k (its outer span's call).
 func (r *Run) mergeInto(k, w int32) {
 	sk, sw := &r.steps[k], &r.steps[w]
-	sk.parts = append(sk.parts, sw.parts...)
+	sk.parts = append(sk.allParts(), sw.allParts()...)
+	sw.parts = nil
 	sk.ids = append(sk.ids, sw.ids...)
 	for _, id := range sw.ids {
 		if n, ok := r.nodes[id]; ok {
@@ -448,9 +451,20 @@ func sub(a, b recovery.Usage) recovery.Usage {
 	return recovery.Usage{Tokens: a.Tokens - b.Tokens, Cost: a.Cost - b.Cost}
 }
 
+// allParts are the readings of the step's spans.
+func (s *stepRec) allParts() []trajectory.Step {
+	if s.parts == nil {
+		return []trajectory.Step{s.eff}
+	}
+	return s.parts
+}
+
 // recompute merges step k's parts as Build merges them.
 func (r *Run) recompute(k int32) {
 	s := &r.steps[k]
+	if s.parts == nil {
+		return // one span: eff is its reading
+	}
 	s.eff = s.parts[0]
 	for i := 1; i < len(s.parts); i++ {
 		trajectory.MergeNested(&s.eff, s.status, &s.parts[i])
