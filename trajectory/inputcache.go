@@ -17,7 +17,8 @@ import (
 // alone, so it is kept, keyed by the span and a hash of the text and its
 // length, in a process-wide cache of two generations, bounded by entries
 // and bytes: the second read of the span's list is one hash pass (a few
-// percent of a scan). The span is part of the key so that only a re-read
+// percent of a scan) and takes the entry out (the root's read is the last
+// one, so the cache holds the lists of runs still in flight). The span is part of the key so that only a re-read
 // of one span hits: two traces never share an entry (replayed benchmark
 // traces would otherwise hit across runs, which real traffic does not).
 // The hash is seeded per process; a 64-bit collision between two texts of
@@ -59,7 +60,7 @@ var inputResults = &inputResultCache{seed: maphash.MakeSeed()}
 
 // get returns the InputResults of the message list s (valid JSON holding an
 // array of objects, or not JSON at all), as applyInputFrom reads them. The
-// returned slice is the caller's.
+// returned slice is the caller's (an entry is handed out once).
 func (c *inputResultCache) get(s string, span spanRef) []ToolResult {
 	if len(s) < minCachedInputBytes {
 		return scanInputResults(s)
@@ -67,14 +68,15 @@ func (c *inputResultCache) get(s string, span spanRef) []ToolResult {
 	k := inputKey{spanRef: span, hash: maphash.String(c.seed, s), n: len(s)}
 	c.mu.Lock()
 	res, ok := c.cur[k]
-	if !ok {
-		if res, ok = c.prev[k]; ok {
-			c.putLocked(k, res)
-		}
+	if ok {
+		delete(c.cur, k)
+		c.bytes -= resultsSize(res)
+	} else if res, ok = c.prev[k]; ok {
+		delete(c.prev, k)
 	}
 	c.mu.Unlock()
 	if ok {
-		return slices.Clone(res)
+		return res
 	}
 	res = scanInputResults(s)
 	// The cached copy owns its strings: s may share memory with a whole
@@ -91,11 +93,17 @@ func (c *inputResultCache) get(s string, span spanRef) []ToolResult {
 	return res
 }
 
-func (c *inputResultCache) putLocked(k inputKey, res []ToolResult) {
+// resultsSize is what an entry is counted for, roughly.
+func resultsSize(res []ToolResult) int {
 	size := 64
 	for i := range res {
 		size += 48 + len(res[i].CallID) + len(res[i].Name) + len(res[i].Content)
 	}
+	return size
+}
+
+func (c *inputResultCache) putLocked(k inputKey, res []ToolResult) {
+	size := resultsSize(res)
 	if c.cur == nil || len(c.cur) >= maxInputEntries || c.bytes+size > maxInputBytes {
 		c.prev, c.cur, c.bytes = c.cur, make(map[inputKey][]ToolResult), 0
 	}

@@ -2,6 +2,7 @@ package trajectory
 
 import (
 	"fmt"
+	"hash/maphash"
 	"strings"
 	"testing"
 
@@ -29,7 +30,7 @@ func TestInputResultsCachedReadsMatchAndAreTheCallers(t *testing.T) {
 	applyInput(&whole, decodeMessages(s))
 	require.Len(t, whole.InputResults, 2)
 	ref := spanRef{trace: pcommon.TraceID{1}, span: pcommon.SpanID{2}}
-	for range 3 { // first read scans, the others hit the cache
+	for range 3 { // the first read scans, the second hits the cache, the third scans again
 		var st Step
 		applyInputJSON(&st, s, ref)
 		assert.Equal(t, whole.InputResults, st.InputResults)
@@ -67,4 +68,16 @@ func TestInputResultCacheGenerationsAreBounded(t *testing.T) {
 	c.putLocked(inputKey{hash: 1<<40 + 1, n: 1}, big)
 	assert.Len(t, c.cur, 1, "a generation holds at most maxInputBytes of results")
 	assert.LessOrEqual(t, c.bytes, maxInputBytes)
+}
+
+func TestInputResultCacheHandsAnEntryOutOnce(t *testing.T) {
+	c := &inputResultCache{seed: maphash.MakeSeed()}
+	s := longHistory(50, "answer")
+	ref := spanRef{trace: pcommon.TraceID{9}, span: pcommon.SpanID{9}}
+	first := c.get(s, ref)
+	require.Len(t, c.cur, 1)
+	assert.Equal(t, first, c.get(s, ref))
+	assert.Empty(t, c.cur, "the second read takes the entry out")
+	assert.Zero(t, c.bytes)
+	assert.Equal(t, first, c.get(s, ref), "a third read scans again")
 }
