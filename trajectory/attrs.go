@@ -149,19 +149,32 @@ func attrStrings(m pcommon.Map, key string) []string {
 // decoded. The bytes must never be written.
 func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
+// stringOf is the converse view, for JSON bytes the decoders only read
+// (never written after: attribute text seen through bytesOf, or raw values
+// the decoders copied out).
+func stringOf(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
 // lenientUnmarshal decodes data into v. Type mismatches in individual fields
 // are tolerated (encoding/json fills what it can and reports the first
 // mismatch); only syntax errors and oversized input fail.
-func lenientUnmarshal(data []byte, v any) bool {
+func lenientUnmarshal(data []byte, v any) bool { return lenientDecode(data, v, false) }
+
+// lenientUnmarshalValid is lenientUnmarshal of data known to be valid JSON:
+// a raw value the decoders kept from text they had validated (every
+// json.RawMessage field of the message shapes), so its bytes are not
+// scanned a second time.
+func lenientUnmarshalValid(data []byte, v any) bool { return lenientDecode(data, v, true) }
+
+func lenientDecode(data []byte, v any, valid bool) bool {
 	if len(data) == 0 || len(data) > MaxParsedJSONBytes {
 		return false
 	}
 	// Message shapes, most of what Build decodes, have decoders of their
 	// own (msgdecode.go) with the same rules.
 	switch dst := v.(type) {
-	case *jsonMessage, *[]jsonMessage, *jsonPart, *[]jsonPart, *[]json.RawMessage, *[]string, *metadataIDs:
-		text := strings.TrimSpace(unsafe.String(unsafe.SliceData(data), len(data)))
-		if !validJSON(text) {
+	case *jsonMessage, *[]jsonMessage, *jsonPart, *[]jsonPart, *[]json.RawMessage, *[]string, *metadataIDs, *jsonGenerations:
+		text := strings.TrimSpace(stringOf(data))
+		if !valid && !validJSON(text) {
 			return false
 		}
 		switch dst := dst.(type) {
@@ -179,6 +192,8 @@ func lenientUnmarshal(data []byte, v any) bool {
 			setSlice(dst, text, func(v string, e *string) { setString(e, v) })
 		case *metadataIDs:
 			decodeMetadataJSON(text, dst)
+		case *jsonGenerations:
+			decodeGenerationsJSON(text, dst)
 		}
 		return true
 	}

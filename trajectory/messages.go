@@ -147,13 +147,13 @@ func decodeMessagesWhere(s string, keep func(string) bool) []message {
 	}
 	out := make([]message, 0, len(raw))
 	for _, r := range raw {
-		if keep != nil && !keep(string(r)) {
+		if keep != nil && !keep(stringOf(r)) {
 			continue
 		}
 		// Elements of a list unwrapMessageList validated: decoded
 		// without scanning them again.
 		var jm jsonMessage
-		decodeMessageJSON(string(r), &jm)
+		decodeMessageJSON(stringOf(r), &jm)
 		if m, ok := messageFrom(&jm); ok {
 			out = append(out, m)
 		}
@@ -161,20 +161,44 @@ func decodeMessagesWhere(s string, keep func(string) bool) []message {
 	return out
 }
 
+// unwrapMessageList returns the elements of the message list r, unwrapped
+// from {"messages": ...} wrappers and LangChain batches; nil when r is not
+// valid JSON holding such a list.
 func unwrapMessageList(r json.RawMessage, depth int) []json.RawMessage {
+	r = trimJSON(r)
+	if len(r) == 0 || depth > 3 || (r[0] != '{' && r[0] != '[') || len(r) > MaxParsedJSONBytes {
+		return nil
+	}
+	// The whole text is validated once here; the wrappers and batches
+	// inside it are read without scanning their bytes again.
+	if !validJSON(stringOf(r)) {
+		return nil
+	}
+	return unwrapValidMessageList(r, depth)
+}
+
+// unwrapValidMessageList is unwrapMessageList on valid JSON.
+func unwrapValidMessageList(r json.RawMessage, depth int) []json.RawMessage {
 	r = trimJSON(r)
 	if len(r) == 0 || depth > 3 {
 		return nil
 	}
 	switch r[0] {
 	case '{':
-		if m, ok := rawMemberJSON(r, "messages"); ok && len(m) > 0 {
-			return unwrapMessageList(m, depth+1)
+		var m json.RawMessage
+		names := []string{"messages"}
+		eachMember(stringOf(r), func(key, val string) {
+			if fieldIndex(key, names) == 0 {
+				setRaw(&m, val)
+			}
+		})
+		if len(m) > 0 {
+			return unwrapValidMessageList(m, depth+1)
 		}
 		return nil
 	case '[':
 		var list []json.RawMessage
-		if !lenientUnmarshal(r, &list) {
+		if !lenientUnmarshalValid(r, &list) {
 			return nil
 		}
 		// LangChain records a batch: [[msg, msg]]. Flatten one level.
@@ -182,7 +206,7 @@ func unwrapMessageList(r json.RawMessage, depth int) []json.RawMessage {
 			if f := trimJSON(list[0]); len(f) > 0 && f[0] == '[' {
 				var flat []json.RawMessage
 				for _, inner := range list {
-					flat = append(flat, unwrapMessageList(inner, depth+1)...)
+					flat = append(flat, unwrapValidMessageList(inner, depth+1)...)
 				}
 				return flat
 			}
@@ -245,15 +269,24 @@ func decodeMessage(r json.RawMessage) (message, bool) {
 	return messageFrom(&jm)
 }
 
+// decodeValidMessage is decodeMessage of text known to be valid JSON.
+func decodeValidMessage(r json.RawMessage) (message, bool) {
+	var jm jsonMessage
+	if !lenientUnmarshalValid(r, &jm) {
+		return message{}, false
+	}
+	return messageFrom(&jm)
+}
+
 func messageFrom(src *jsonMessage) (message, bool) {
 	jm := *src
 	role := jm.Role
 	if len(jm.LC) > 0 && len(jm.Kwargs) > 0 {
 		// LangChain serialized message: the class name is the last id element.
 		var ids []string
-		_ = lenientUnmarshal(jm.ID, &ids)
+		_ = lenientUnmarshalValid(jm.ID, &ids)
 		var kw jsonMessage
-		if !lenientUnmarshal(jm.Kwargs, &kw) {
+		if !lenientUnmarshalValid(jm.Kwargs, &kw) {
 			return message{}, false
 		}
 		if len(ids) > 0 {
@@ -301,7 +334,7 @@ func messageFrom(src *jsonMessage) (message, bool) {
 			}
 		case '[':
 			var parts []jsonPart
-			if lenientUnmarshal(c, &parts) {
+			if lenientUnmarshalValid(c, &parts) {
 				for _, p := range parts {
 					addPart(&m, &text, p, jm)
 				}

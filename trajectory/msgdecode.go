@@ -5,7 +5,6 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
-	"unsafe"
 )
 
 // Message lists are most of what Build decodes. encoding/json reads them by
@@ -182,7 +181,7 @@ func rawMemberJSON(data []byte, name string) (json.RawMessage, bool) {
 	if len(data) == 0 || len(data) > MaxParsedJSONBytes {
 		return nil, false
 	}
-	text := strings.TrimSpace(unsafe.String(unsafe.SliceData(data), len(data)))
+	text := strings.TrimSpace(stringOf(data))
 	if !validJSON(text) {
 		return nil, false
 	}
@@ -414,6 +413,47 @@ func decodeToolCallJSON(v string, c *jsonToolCall) {
 			setString(&c.ToolCallID, val)
 		case 7:
 			setString(&c.ToolName, val)
+		}
+	})
+}
+
+// jsonGeneration is one element of LangChain's LLM output
+// {"generations": [[{"text", "message": {...}}]]}.
+type jsonGeneration struct {
+	Text    string          `json:"text"`
+	Message json.RawMessage `json:"message"`
+}
+
+type jsonGenerations struct {
+	Generations [][]jsonGeneration `json:"generations"`
+}
+
+var generationsFields, generationFields = []string{"generations"}, []string{"text", "message"}
+
+// decodeGenerationsJSON decodes the valid JSON value v into g.
+func decodeGenerationsJSON(v string, g *jsonGenerations) {
+	if jsonKind(v) != '{' {
+		return
+	}
+	eachMember(v, func(key, val string) {
+		if fieldIndex(key, generationsFields) == 0 {
+			setSlice(&g.Generations, val, func(bv string, batch *[]jsonGeneration) {
+				setSlice(batch, bv, decodeGenerationJSON)
+			})
+		}
+	})
+}
+
+func decodeGenerationJSON(v string, gen *jsonGeneration) {
+	if jsonKind(v) != '{' {
+		return
+	}
+	eachMember(v, func(key, val string) {
+		switch fieldIndex(key, generationFields) {
+		case 0:
+			setString(&gen.Text, val)
+		case 1:
+			setRaw(&gen.Message, val)
 		}
 	})
 }

@@ -43,6 +43,7 @@ func checkMessageDecode(t *testing.T, s string) {
 	checkLenient[[]json.RawMessage](t, s)
 	checkLenient[[]string](t, s)
 	checkLenient[metadataIDs](t, s)
+	checkLenient[jsonGenerations](t, s)
 	checkRawMember(t, s)
 	checkToolMessageFilter(t, s)
 }
@@ -117,6 +118,7 @@ var messageDecodeCases = []string{
 	`{"additional_kwargs":[],"response_metadata":"x"}`, `{"lc":1,"id":["a","ToolMessage"],"kwargs":{"content":"r"}}`, `{"name":"a\u00e9\n\"b","status":"\ud800"}`,
 	"{\"role\":\"\xff\"}", `{"rolE":"x","toolcallid":"y","tool_call_ID":"z"}`, `[{"role":"a"},{"role":"b","parts":[{"toolCallId":"t","toolcallid":"u"}]}]`,
 	`{"\u0072ole":"escaped key"}`, `{"messages":[{"role":"user"}],"Messages":null}`, `{"MESSAGES":[[1]]}`, `{"output":{"lc":1},"OutPut":"x"}`, `{"role":"TOOL","content":"r"}`, `{"type":"function_call_output","call_id":"c","output":"o"}`, `{"lc":1,"type":"constructor","id":["langchain","ToolMessage"],"kwargs":{"content":"x","tool_call_id":"c"}}`, `{"lc":1,"id":["FunctionMessage"],"kwargs":{"content":"y"}}`, `{"Role":"To\u006fl","content":"z"}`, `{"type":"tool","content":"w"}`, `{"session_id":"s","Thread_ID":"t","lc_agent_name":3,"conversation_id":null}`, `[" a ",{"x":1}, null ,[2]]`, `["a\tb","\ud83d\ude00","\ud83dx","\udc00\ud800","\/"]`, `{"role":"K","kind":"Kelvin K"}`, `[1,"x",null,{}]`, `"string"`, `null`, `{"parts":[{"output":{"type":"error-text","value":"boom"}}]}`,
+	`{"generations":[[{"text":"a","message":{"role":"ai"}},7,null],null,{"x":1},[]],"Generations":[[{"TEXT":"b","Message":null,"text":3}]]}`, `{"generations":{"text":"x"}}`, `{"generations":[{"text":"x"}]}`,
 }
 
 func TestMessageDecodeMatchesEncodingJSON(t *testing.T) {

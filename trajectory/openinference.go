@@ -1,7 +1,6 @@
 package trajectory
 
 import (
-	"encoding/json"
 	"maps"
 	"slices"
 	"strings"
@@ -301,19 +300,15 @@ func decodeGenerations(s string) []message {
 	if !looksJSON(s) || !strings.Contains(s, "generations") {
 		return decodeMessages(s)
 	}
-	var g struct {
-		Generations [][]struct {
-			Text    string          `json:"text"`
-			Message json.RawMessage `json:"message"`
-		} `json:"generations"`
-	}
+	var g jsonGenerations
 	if !lenientUnmarshal(bytesOf(s), &g) {
 		return nil
 	}
 	var out []message
 	for _, batch := range g.Generations {
 		for _, gen := range batch {
-			if m, ok := decodeMessage(gen.Message); ok && len(gen.Message) > 0 {
+			// gen.Message is raw text of the value validated above.
+			if m, ok := decodeValidMessage(gen.Message); ok && len(gen.Message) > 0 {
 				if m.Role == "" {
 					m.Role = "assistant"
 				}
