@@ -40,6 +40,52 @@ type secretPattern struct {
 	// shapes keep their key ("${1}[REDACTED]"), and shapes that must not
 	// follow a letter or digit keep the character before them ("${1}…").
 	repl string
+	// need lists literals of which every match contains at least one
+	// (lower-case ones matched ignoring ASCII case when fold is set): text
+	// without any of them skips the pattern. Empty: always run.
+	need []string
+	fold bool
+}
+
+// mayMatch reports whether p can match s: false only when s contains none
+// of the literals every match of p contains. A case-insensitive pattern
+// also matches non-ASCII letters that fold to ASCII ones (U+212A KELVIN
+// SIGN to k, U+017F LONG S to s), so text that is not all ASCII always
+// runs it.
+func (p *secretPattern) mayMatch(s string, ascii bool) bool {
+	if len(p.need) == 0 || (p.fold && !ascii) {
+		return true
+	}
+	for _, lit := range p.need {
+		if p.fold && containsFoldASCII(s, lit) || !p.fold && strings.Contains(s, lit) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsFoldASCII reports whether s contains lit (lower-case ASCII),
+// ignoring ASCII case.
+func containsFoldASCII(s, lit string) bool {
+	first, upper := lit[0], lit[0]-'a'+'A'
+	for i := 0; i+len(lit) <= len(s); i++ {
+		if c := s[i]; c != first && c != upper {
+			continue
+		}
+		if strings.EqualFold(s[i:i+len(lit)], lit) {
+			return true
+		}
+	}
+	return false
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 const keepKey = "${1}" + Redacted
@@ -56,38 +102,39 @@ const notAfterAlnum = `(^|[^A-Za-z0-9])`
 // URL credentials go before e-mail addresses.
 var builtinPatterns = []secretPattern{
 	// PEM private keys.
-	{re: regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)`)},
+	{re: regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)`), need: []string{"-----BEGIN "}},
 	// Authorization headers and bearer/basic tokens.
-	{re: regexp.MustCompile(`(?i)((?:^|[^A-Za-z0-9])bearer\s+)[A-Za-z0-9._~+/=-]{8,}`), repl: keepKey},
-	{re: regexp.MustCompile(`(?i)((?:^|[^A-Za-z0-9])authorization["']?\s*[:=]\s*["']?basic\s+)[A-Za-z0-9+/=]{8,}`), repl: keepKey},
+	{re: regexp.MustCompile(`(?i)((?:^|[^A-Za-z0-9])bearer\s+)[A-Za-z0-9._~+/=-]{8,}`), repl: keepKey, need: []string{"bearer"}, fold: true},
+	{re: regexp.MustCompile(`(?i)((?:^|[^A-Za-z0-9])authorization["']?\s*[:=]\s*["']?basic\s+)[A-Za-z0-9+/=]{8,}`), repl: keepKey, need: []string{"authorization"}, fold: true},
 	// Provider keys with a distinctive prefix, glued or not: OpenAI project
 	// and service-account keys, Anthropic, OpenRouter.
-	{re: regexp.MustCompile(`sk-(?:proj|svcacct|admin|ant|or)-[A-Za-z0-9_-]{16,}`)},
+	{re: regexp.MustCompile(`sk-(?:proj|svcacct|admin|ant|or)-[A-Za-z0-9_-]{16,}`), need: []string{"sk-"}},
 	// Other sk-… keys (OpenAI legacy, DeepSeek, …): "sk-" is common inside
 	// words (task-, disk-), so not after a letter or digit.
-	{re: regexp.MustCompile(notAfterAlnum + `sk-[A-Za-z0-9_-]{16,}`), repl: keepKey},
+	{re: regexp.MustCompile(notAfterAlnum + `sk-[A-Za-z0-9_-]{16,}`), repl: keepKey, need: []string{"sk-"}},
 	// Stripe live/test secret and restricted keys.
-	{re: regexp.MustCompile(`(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}`)},
+	{re: regexp.MustCompile(`(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}`), need: []string{"_live_", "_test_"}},
 	// Groq, GitHub, GitLab, Slack, Hugging Face, Google API keys.
-	{re: regexp.MustCompile(`gsk_[A-Za-z0-9]{20,}`)},
-	{re: regexp.MustCompile(`(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})`)},
-	{re: regexp.MustCompile(`glpat-[A-Za-z0-9_-]{20,}`)},
-	{re: regexp.MustCompile(`xox[abposr]-[A-Za-z0-9-]{10,}`)},
-	{re: regexp.MustCompile(`hf_[A-Za-z0-9]{30,}`)},
-	{re: regexp.MustCompile(`AIza[0-9A-Za-z_-]{35}`)},
+	{re: regexp.MustCompile(`gsk_[A-Za-z0-9]{20,}`), need: []string{"gsk_"}},
+	{re: regexp.MustCompile(`(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})`), need: []string{"gh", "github_pat_"}},
+	{re: regexp.MustCompile(`glpat-[A-Za-z0-9_-]{20,}`), need: []string{"glpat-"}},
+	{re: regexp.MustCompile(`xox[abposr]-[A-Za-z0-9-]{10,}`), need: []string{"xox"}},
+	{re: regexp.MustCompile(`hf_[A-Za-z0-9]{30,}`), need: []string{"hf_"}},
+	{re: regexp.MustCompile(`AIza[0-9A-Za-z_-]{35}`), need: []string{"AIza"}},
 	// AWS access key ids, glued too (key_AKIA…, idAKIA…).
-	{re: regexp.MustCompile(`(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}`)},
+	{re: regexp.MustCompile(`(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}`), need: []string{"AKIA", "ASIA", "ABIA", "ACCA"}},
 	// JSON Web Tokens.
-	{re: regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)},
+	{re: regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), need: []string{"eyJ"}},
 	// Credentials in URLs: scheme://user:password@host, and a long user
 	// part alone (scheme://<token>@host).
-	{re: regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:)[^/\s@]+(@)`), repl: keepKey + "${2}"},
-	{re: regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s:@]{16,}(@)`), repl: keepKey + "${2}"},
+	{re: regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:)[^/\s@]+(@)`), repl: keepKey + "${2}", need: []string{"://"}},
+	{re: regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s:@]{16,}(@)`), repl: keepKey + "${2}", need: []string{"://"}},
 	// E-mail addresses (personal data).
-	{re: regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}`)},
+	{re: regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}`), need: []string{"@"}},
 	// key=value, key: value and "key": "value" for secret-looking keys
 	// (password, secret, token, api key, AWS secret access key, ...).
-	{re: regexp.MustCompile(`(?i)((?:\b|_)(?:password|passwd|pwd|pass|secret|client_secret|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|aws_secret_access_key|private[_-]?key|access[_-]?token|refresh[_-]?token|auth[_-]?token|token|credentials?|x-api-key|authorization)["']?\s*[:=]\s*["']?)([^\s"',;&}]+)`), repl: keepKey},
+	{re: regexp.MustCompile(`(?i)((?:\b|_)(?:password|passwd|pwd|pass|secret|client_secret|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|aws_secret_access_key|private[_-]?key|access[_-]?token|refresh[_-]?token|auth[_-]?token|token|credentials?|x-api-key|authorization)["']?\s*[:=]\s*["']?)([^\s"',;&}]+)`), repl: keepKey,
+		need: []string{"pass", "pwd", "secret", "key", "token", "credential", "authorization"}, fold: true},
 }
 
 // defaultSecretKeys are JSON keys whose values JSON always redacts.
@@ -137,8 +184,10 @@ func NewRedactorChecked(o RedactorOptions) (*Redactor, error) {
 // replaced first so the result is always valid text.
 func (r *Redactor) Redact(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
-	for _, p := range r.patterns {
-		if !p.re.MatchString(s) {
+	ascii := isASCII(s)
+	for i := range r.patterns {
+		p := &r.patterns[i]
+		if !p.mayMatch(s, ascii) || !p.re.MatchString(s) {
 			continue
 		}
 		if p.repl == "" {

@@ -8,8 +8,6 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
 	"github.com/triage-otel/triage/classifier"
@@ -94,6 +92,7 @@ func (t *traceAnnotations) annotate(span ptrace.Span) {
 		return
 	}
 	attrs := span.Attributes()
+	attrs.EnsureCapacity(attrs.Len() + len(inc) + len(root))
 	for _, a := range inc {
 		a.apply(attrs)
 	}
@@ -174,7 +173,7 @@ func (p *triageProcessor) guarded(h *heldTrace, fn func()) (ok bool) {
 func (p *triageProcessor) recordDecided(ctx context.Context, h *heldTrace, d *decided, took time.Duration) *decided {
 	p.tb.ProcessorTriageDecisionLatency.Record(ctx, float64(took)/float64(time.Millisecond))
 	p.tb.ProcessorTriageTraceHoldDuration.Record(ctx, p.now().Sub(h.firstSeen).Seconds())
-	p.tb.ProcessorTriageTracesDecided.Add(ctx, 1, metric.WithAttributes(attribute.String("trigger", h.trigger)))
+	p.tb.ProcessorTriageTracesDecided.Add(ctx, 1, attrs1("trigger", h.trigger))
 	return d
 }
 
@@ -246,26 +245,28 @@ func (p *triageProcessor) annotateRuns(ctx context.Context, h *heldTrace, ct *cl
 				}
 				t.incident[inc.SpanID] = append(t.incident[inc.SpanID], p.evaluated(incidentAnnotations(inc), incidentEvaluation(inc))...)
 			}
-			rootAnns = p.evaluated(rootAnnotations(v, ruleErrText), runEvaluation(v))
+			rootAnns = make([]annotation, 0, rootAnnotationsCap)
+			rootAnns = p.evaluated(appendRootAnnotations(rootAnns, v, ruleErrText), runEvaluation(v))
 			// Asked once per run here; a root annotated later from the
 			// decision cache gets these same annotations, so the decision
 			// (and its attempt in the session) is never taken twice.
-			rootAnns = append(rootAnns, p.runAnnotations(ctx, h.id, run, &v, ct.inFlight)...)
+			rootAnns = p.appendRunAnnotations(ctx, rootAnns, h.id, run, &v, ct.inFlight)
 		}
 		rootAnns = append(rootAnns, p.contentAnnotations(ctx, run)...)
 		failureType := ""
 		if outcome == string(classifier.OutcomeFailed) {
 			failureType = string(v.FailureType)
 		}
-		p.tb.ProcessorTriageDecisions.Add(ctx, 1, metric.WithAttributes(
-			attribute.String("verdict", outcome), attribute.String("failure_type", failureType)))
+		p.tb.ProcessorTriageDecisions.Add(ctx, 1, attrs2("verdict", outcome, "failure_type", failureType))
 		if run.RootFound {
 			t.root[run.RootSpanID] = rootAnns
 			continue
 		}
 		// The root never arrived: the run's top spans stand in for it so
 		// the verdict is visible, and the root still gets it by span ID
-		// if it arrives late.
+		// if it arrives late. The decision cache keeps these: an exact copy,
+		// not the room rootAnns was made with.
+		rootAnns = append(make([]annotation, 0, len(rootAnns)), rootAnns...)
 		if !run.RootSpanID.IsEmpty() {
 			d.roots = append(d.roots, missingRoot{id: run.RootSpanID, anns: rootAnns})
 		}
@@ -300,10 +301,15 @@ func worse(a, b string) bool {
 	return rank(a) > rank(b)
 }
 
-// rootAnnotations are the verdict annotations of a run root; ruleErr is the
-// redacted text of the rule error that stopped OTTL rules, if any.
-func rootAnnotations(v classifier.Verdict, ruleErr string) []annotation {
-	anns := []annotation{strAnn(attrVerdict, string(v.Outcome))}
+// rootAnnotationsCap is room for everything a failed run's root gets:
+// verdict (8), evaluation, identity and tool (4), decision (12), content.
+const rootAnnotationsCap = 28
+
+// appendRootAnnotations appends the verdict annotations of a run root to
+// anns; ruleErr is the redacted text of the rule error that stopped OTTL
+// rules, if any.
+func appendRootAnnotations(anns []annotation, v classifier.Verdict, ruleErr string) []annotation {
+	anns = append(anns, strAnn(attrVerdict, string(v.Outcome)))
 	if v.FailureType != "" {
 		anns = append(anns, strAnn(attrFailureType, string(v.FailureType)))
 	}
@@ -329,11 +335,12 @@ func rootAnnotations(v classifier.Verdict, ruleErr string) []annotation {
 }
 
 func incidentAnnotations(inc classifier.Incident) []annotation {
-	anns := []annotation{
+	anns := make([]annotation, 0, 6) // with rule, reason and the evaluation
+	anns = append(anns,
 		strAnn(attrFailureType, string(inc.FailureType)),
 		strAnn(attrSignal, string(inc.Signal)),
 		boolAnn(attrRecovered, inc.Recovered),
-	}
+	)
 	if inc.Rule != "" {
 		anns = append(anns, strAnn(attrRule, inc.Rule))
 	}

@@ -188,8 +188,7 @@ func (p *triageProcessor) inFlightDecision(ctx context.Context, traceID pcommon.
 	if !ok {
 		return d, nil, false
 	}
-	p.tb.ProcessorTriageInFlightDecisions.Add(ctx, 1, metric.WithAttributes(
-		attribute.String("guard", string(tr.Guard)), attribute.String("action", string(d.Action.Kind))))
+	p.tb.ProcessorTriageInFlightDecisions.Add(ctx, 1, attrs2("guard", string(tr.Guard), "action", string(d.Action.Kind)))
 	anns = append(anns,
 		strAnn(attrGuard, string(tr.Guard)),
 		strAnn(attrFailureType, d.FailureType),

@@ -50,7 +50,11 @@ func (o outbound) panicValue(v any) zap.Field {
 // triage.agent (the connector's metric labels come from these, not from the
 // span's own attributes).
 func (p *triageProcessor) identityAnnotations(run *trajectory.Run) []annotation {
-	var anns []annotation
+	return p.appendIdentityAnnotations(nil, run)
+}
+
+// appendIdentityAnnotations appends identityAnnotations to anns.
+func (p *triageProcessor) appendIdentityAnnotations(anns []annotation, run *trajectory.Run) []annotation {
 	if run.Service != "" {
 		anns = append(anns, strAnn(attrService, p.out.text(run.Service)))
 	}

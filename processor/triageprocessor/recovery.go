@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/otel/attribute"
@@ -104,9 +105,17 @@ func (r *recoverer) close() error {
 // callContext bounds one engine call. The caller's cancellation is not
 // inherited: the spans are forwarded whatever happens, and a decision
 // abandoned half-way would still have consumed an attempt.
+// Only the Redis history waits on anything: without it (every strategy
+// configurable here decides in memory) there is nothing to bound, and no
+// timer is made per decision.
 func (r *recoverer) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if r.redis == "" {
+		return context.WithoutCancel(ctx), noCancel
+	}
 	return context.WithTimeout(context.WithoutCancel(ctx), r.timeout)
 }
+
+func noCancel() {}
 
 // decide returns the decision annotations of one failed run, or nil when
 // the engine could not decide (counted and logged).
@@ -115,10 +124,14 @@ func (r *recoverer) decide(ctx context.Context, in recovery.Input, run *trajecto
 	in.Service, in.Agent = run.Service, run.Agent // the engine redacts them for the document
 	d, anns, ok := r.decideInput(ctx, in)
 	if ok {
-		r.tb.ProcessorTriageRecoveryDecisions.Add(ctx, 1, metric.WithAttributes(attribute.String("action", string(d.Action.Kind))))
+		r.tb.ProcessorTriageRecoveryDecisions.Add(ctx, 1, attrs1("action", string(d.Action.Kind)))
 	}
 	return anns
 }
+
+// decisionAnnotations is the most annotations decideInput writes, and
+// room for the two an in-flight decision adds.
+const decisionAnnotations = 14
 
 // decideInput asks the engine for a decision and returns it with its
 // annotations; ok false when the engine could not decide (counted and
@@ -140,8 +153,12 @@ func (r *recoverer) decideInput(ctx context.Context, in recovery.Input) (d recov
 		r.logger.Warn("encoding a recovery decision", zap.Stringer("trace_id", in.TraceID), r.out.err(err))
 		return d, nil, false
 	}
-	anns = []annotation{
-		strAnn(attrDecision, string(raw)),
+	// raw is this call's own buffer and is never written again: the
+	// attribute shares its bytes instead of copying the document.
+	doc := unsafe.String(unsafe.SliceData(raw), len(raw))
+	anns = make([]annotation, 0, decisionAnnotations)
+	anns = append(anns,
+		strAnn(attrDecision, doc),
 		strAnn(attrDecisionID, d.DecisionID),
 		strAnn(attrActionKind, string(d.Action.Kind)),
 		intAnn(attrActionDelayMS, d.Action.DelayMS),
@@ -150,7 +167,7 @@ func (r *recoverer) decideInput(ctx context.Context, in recovery.Input) (d recov
 		strAnn(attrPolicy, d.Policy),
 		strAnn(attrSessionID, d.SessionID),
 		strAnn(attrPhase, d.Phase),
-	}
+	)
 	if d.Action.Hint != "" {
 		anns = append(anns, strAnn(attrActionHint, d.Action.Hint))
 	}
@@ -198,11 +215,11 @@ func (r *recoverer) session(run *trajectory.Run) string {
 	return run.Session
 }
 
-// runAnnotations are the identity and recovery annotations of one run's
+// appendRunAnnotations appends the identity and recovery annotations of one run's
 // root: triage.agent on every run, triage.tool and the decision on failed
 // runs. Successful runs are reported to the engine and get no decision.
-func (p *triageProcessor) runAnnotations(ctx context.Context, traceID pcommon.TraceID, run *trajectory.Run, v *classifier.Verdict, inFlight []recovery.Decision) []annotation {
-	anns := p.identityAnnotations(run)
+func (p *triageProcessor) appendRunAnnotations(ctx context.Context, anns []annotation, traceID pcommon.TraceID, run *trajectory.Run, v *classifier.Verdict, inFlight []recovery.Decision) []annotation {
+	anns = p.appendIdentityAnnotations(anns, run)
 	if v.Outcome != classifier.OutcomeFailed {
 		if p.recovery != nil {
 			p.recovery.recordSuccess(ctx, run)

@@ -37,6 +37,7 @@ type RecoveryConfig struct {
 	// Timeout bounds one decision (or one success report). Redis calls are
 	// each bounded by history.redis.timeout and then served from memory, so
 	// this is only a backstop; past it the run gets no decision (counted).
+	// Without Redis nothing waits, and no timer is set.
 	Timeout time.Duration `mapstructure:"timeout"`
 	// Policy maps failure types (and "default") to strategies; entries
 	// replace the same entries of the default policy.

@@ -1,0 +1,193 @@
+package recovery
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+	"unicode/utf8"
+)
+
+// The decision document is written once per failed run, on the pipeline
+// goroutine. encoding/json reaches its fields by reflection and calls
+// Evidence.MarshalJSON (a second Marshal, then a compaction of its output)
+// for each piece of evidence; AppendJSON writes the same bytes directly.
+// It follows encoding/json's rules exactly — fields in declaration order
+// under their tag names, strings escaped as Marshal escapes them (HTML
+// characters, U+2028/U+2029, invalid UTF-8 as \ufffd), numbers formatted
+// as Marshal formats them — and TestDecisionJSONMatchesMarshal (with its
+// fuzz target) holds it to that.
+
+// decisionJSONSize is a first guess at a document's size: most are a few
+// hundred bytes.
+const decisionJSONSize = 768
+
+// AppendJSON appends the decision document to b: the bytes json.Marshal
+// writes for d. A confidence that is NaN or infinite (which the engine
+// never produces) is an error, as it is for json.Marshal.
+func (d *Decision) AppendJSON(b []byte) ([]byte, error) {
+	if math.IsNaN(d.Confidence) || math.IsInf(d.Confidence, 0) {
+		_, err := json.Marshal(d.Confidence)
+		return b, err
+	}
+	b = append(b, `{"version":`...)
+	b = strconv.AppendInt(b, int64(d.Version), 10)
+	b = appendField(b, `,"phase":`, d.Phase)
+	b = appendField(b, `,"guard":`, d.Guard)
+	b = appendField(b, `,"in_flight_decision_id":`, d.InFlightDecisionID)
+	b = appendField(b, `,"decision_id":`, d.DecisionID)
+	b = appendField(b, `,"trace_id":`, d.TraceID)
+	b = appendField(b, `,"span_id":`, d.SpanID)
+	b = appendField(b, `,"session_id":`, d.SessionID)
+	b = appendField(b, `,"service":`, d.Service)
+	b = appendField(b, `,"agent":`, d.Agent)
+	b = appendField(b, `,"tool":`, d.Tool)
+	b = appendField(b, `,"failure_type":`, d.FailureType)
+	b = append(b, `,"confidence":`...)
+	b = appendJSONFloat(b, d.Confidence)
+	b = append(b, `,"evidence":`...)
+	if d.Evidence == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i := range d.Evidence {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = d.Evidence[i].appendJSON(b)
+		}
+		b = append(b, ']')
+	}
+	a := &d.Action
+	b = appendField(b, `,"action":{"kind":`, string(a.Kind))
+	b = append(b, `,"delay_ms":`...)
+	b = strconv.AppendInt(b, a.DelayMS, 10)
+	b = appendField(b, `,"hint":`, a.Hint)
+	b = appendField(b, `,"target":`, a.Target)
+	b = appendField(b, `,"checkpoint_id":`, a.CheckpointID)
+	b = appendField(b, `,"subgoal":`, a.Subgoal)
+	b = appendField(b, `,"reason":`, a.Reason)
+	b = append(b, `},"attempt":`...)
+	b = strconv.AppendInt(b, int64(d.Attempt), 10)
+	b = append(b, `,"max_attempts":`...)
+	b = strconv.AppendInt(b, int64(d.MaxAttempts), 10)
+	b = appendField(b, `,"policy":`, d.Policy)
+	if br := d.Breaker; br != nil {
+		b = appendField(b, `,"breaker":{"name":`, br.Name)
+		b = appendField(b, `,"key":`, br.Key)
+		b = appendField(b, `,"state":`, br.State)
+		b = append(b, `,"probe":`...)
+		b = strconv.AppendBool(b, br.Probe)
+		b = append(b, '}')
+	}
+	b = appendField(b, `,"time":`, d.Time)
+	return append(b, '}'), nil
+}
+
+// appendJSON writes what MarshalJSON writes.
+func (e *Evidence) appendJSON(b []byte) []byte {
+	b = append(b, `{"span_id":`...)
+	if e.SpanID.IsEmpty() {
+		b = append(b, `""`...)
+	} else {
+		b = append(b, '"')
+		b = appendHex(b, e.SpanID[:])
+		b = append(b, '"')
+	}
+	b = appendField(b, `,"signal":`, e.Signal)
+	b = appendField(b, `,"rule":`, e.Rule)
+	b = appendField(b, `,"reason":`, e.Reason)
+	return append(b, '}')
+}
+
+func appendField(b []byte, name, v string) []byte {
+	return appendJSONString(append(b, name...), v)
+}
+
+const hexDigits = "0123456789abcdef"
+
+func appendHex(b []byte, raw []byte) []byte {
+	for _, c := range raw {
+		b = append(b, hexDigits[c>>4], hexDigits[c&0xF])
+	}
+	return b
+}
+
+// jsonSafe marks the ASCII bytes encoding/json writes as they are (with
+// HTML escaping, its default): printable, except '"', '\\', '<', '>', '&'.
+var jsonSafe = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
+// appendJSONString is encoding/json's string encoding (appendString with
+// escapeHTML).
+func appendJSONString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if jsonSafe[c] {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				dst = append(dst, '\\', c)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// appendJSONFloat is encoding/json's float64 encoding (finite values):
+// like %g with ES6's exponent cutoffs, exponents not padded.
+func appendJSONFloat(b []byte, f float64) []byte {
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// e-09 -> e-9
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
+}
