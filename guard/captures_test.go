@@ -1,9 +1,13 @@
 package guard
 
 import (
+	"reflect"
 	"testing"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
 	"github.com/triage-otel/triage/classifier"
+	"github.com/triage-otel/triage/trajectory"
 )
 
 // Every shared capture replayed span by span (and in a few batchings) with
@@ -83,4 +87,45 @@ func repeat(v, n int) []int {
 		out[i] = v
 	}
 	return out
+}
+
+// readCounter counts the readings Build takes from a run.
+type readCounter struct {
+	r     *Run
+	taken int
+}
+
+func (c *readCounter) ReadStep(id pcommon.SpanID) *trajectory.Step {
+	st := c.r.ReadStep(id)
+	if st != nil {
+		c.taken++
+	}
+	return st
+}
+
+// Build at the root, taking over the steps the run read as the spans
+// arrived, makes exactly the runs it makes reading every span itself.
+func TestBuildTakesTheRunsReadings(t *testing.T) {
+	g, cls := mustGuards(t, DefaultConfig())
+	taken := 0
+	for _, c := range loadCaptures(t, cls) {
+		nonRoot := c.spans[:len(c.spans)-c.nRoots]
+		for _, size := range []int{1, 3, len(nonRoot)} {
+			r := g.NewRun()
+			for s := nonRoot; len(s) > 0; {
+				n := min(size, len(s))
+				r.Add(s[:n])
+				s = s[n:]
+			}
+			src := &readCounter{r: r}
+			got := trajectory.Build(c.td, trajectory.WithReadSteps(src))
+			if !reflect.DeepEqual(got, c.runs) {
+				t.Fatalf("%s (batches of %d): runs differ with the run's readings", c.name, size)
+			}
+			taken += src.taken
+		}
+	}
+	if taken == 0 {
+		t.Fatal("Build took no reading")
+	}
 }

@@ -32,7 +32,8 @@
 // batches of Span (Read, outside any lock) and makes a Run per trace
 // (NewRun; Add/AddRead return the Trip values, each naming its Guard and
 // giving the recovery.Input of an in-flight decision; UsageOf, session
-// budgets); the configuration (Config,
+// budgets; ReadStep, the spans' readings for trajectory.Build at the
+// root, WithReadSteps); the configuration (Config,
 // LoopConfig, RepeatedFailureConfig, TokensConfig, CostConfig, Price,
 // WallClockConfig, DefaultConfig, DefaultPolicy); Name and Names.
 //

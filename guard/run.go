@@ -505,3 +505,29 @@ func (r *Run) noteTools(defs []trajectory.ToolDef, agent bool) {
 		}
 	}
 }
+
+// ReadStep returns the reading of step span id as the run took it in
+// (trajectory.SpanReader's, untouched: the guards keep each span's reading
+// once), nil when the span was not a model or tool call span of the run.
+// It implements trajectory.ReadSteps, so that Build at the root reads only
+// the spans the run did not see; the caller hands the run to Build once,
+// when the run is done (Build takes the steps over).
+func (r *Run) ReadStep(id pcommon.SpanID) *trajectory.Step {
+	n, ok := r.nodes[id]
+	if !ok || n.step < 0 {
+		return nil
+	}
+	s := &r.steps[n.step]
+	if s.parts == nil {
+		if len(s.ids) == 1 && s.ids[0] == id {
+			return &s.eff
+		}
+		return nil
+	}
+	for i, x := range s.ids {
+		if x == id && i < len(s.parts) {
+			return &s.parts[i]
+		}
+	}
+	return nil
+}

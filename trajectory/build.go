@@ -26,6 +26,9 @@ type spanCtx struct {
 	res   pcommon.Resource
 	scope string
 	logs  *logIndex // GenAI log events joined by span ID (logs.go); nil without logs
+	// inputs are the message lists the reader scanned so far
+	// (inputprefix.go).
+	inputs *inputLists
 }
 
 // reader is one instrumentation convention.
@@ -78,6 +81,9 @@ type node struct {
 	// top: the span has no parent, or its parent is not in the input (a
 	// run's top spans, Run.TopSpanIDs).
 	top bool
+	// sharedID: other spans of the trace have this span's ID (they were
+	// dropped as duplicates).
+	sharedID bool
 	// filled during the tree walk
 	topAgent int32 // top-level agent span above (or at) this node, -1 none
 	stepAnc  int32 // nearest ancestor that is a step, -1 none
@@ -99,6 +105,7 @@ func Build(td ptrace.Traces, opts ...Option) []Run {
 		opt(&o)
 	}
 	logs := newLogIndex(o.logs)
+	inputs := &inputLists{}
 	type traceSpans struct {
 		id    pcommon.TraceID
 		spans []spanCtx
@@ -123,7 +130,7 @@ func Build(td ptrace.Traces, opts ...Option) []Run {
 					index[tid] = t
 					traces = append(traces, t)
 				}
-				t.spans = append(t.spans, spanCtx{sp: sp, attrs: sp.Attributes(), res: res, scope: scope, logs: logs})
+				t.spans = append(t.spans, spanCtx{sp: sp, attrs: sp.Attributes(), res: res, scope: scope, logs: logs, inputs: inputs})
 				if o.index != nil {
 					o.index.add(rs, ss, sp)
 				}
@@ -147,7 +154,7 @@ func buildTrace(runs []Run, tid pcommon.TraceID, spans []spanCtx, o *buildOption
 	units := unitsOf(t.trueRoots, t.looseRoots)
 	order, unitStart := walkUnits(nodes, &t, units)
 
-	b := runBuilder{nodes: nodes, tid: tid, mark: make([]uint32, len(nodes)), stepOf: make([]int32, len(nodes)), sessionKeys: o.sessionKeys}
+	b := runBuilder{nodes: nodes, tid: tid, mark: make([]uint32, len(nodes)), stepOf: make([]int32, len(nodes)), sessionKeys: o.sessionKeys, readSteps: o.readSteps}
 	// The first run built takes the trace's duplicate count.
 	add := func(r Run) {
 		r.Duplicates = duplicates
@@ -190,8 +197,9 @@ func linkNodes(spans []spanCtx) (nodes []node, duplicates int) {
 	for _, c := range spans {
 		id := c.sp.SpanID()
 		if !id.IsEmpty() {
-			if _, dup := byID[id]; dup {
+			if first, dup := byID[id]; dup {
 				duplicates++
+				nodes[first].sharedID = true
 				continue
 			}
 			byID[id] = int32(len(nodes))
@@ -426,6 +434,7 @@ type runBuilder struct {
 	// sessionKeys are the attributes that name a run's session
 	// (WithSessionKeys).
 	sessionKeys []string
+	readSteps   ReadSteps // WithReadSteps
 	// Per-node scratch shared by the runs of one trace: mark[i] == gen when
 	// node i is a member of the run being built, stepOf[i] its step index.
 	mark   []uint32
@@ -582,17 +591,12 @@ func (b *runBuilder) readMember(r *Run, i int32, isRoot bool, chains *[]chainToo
 	if e := sp.EndTimestamp(); e > r.End {
 		r.End = e
 	}
-	ev := readErrors(sp)
 	anc := int32(-1)
 	if a := n.stepAnc; a >= 0 && b.mark[a] == b.gen {
 		anc = a
 	}
-	if n.role == rolePart {
-		b.addPart(r, n, anc, &ev)
-		return
-	}
 	if n.role == roleLLM || n.role == roleTool {
-		st := readStep(n, &ev)
+		st := b.readStepOf(n)
 		if anc >= 0 && nodes[anc].role == n.role && sameTool(&r.Steps[b.stepOf[anc]], &st) {
 			mergeStep(&r.Steps[b.stepOf[anc]], &st, nodes[anc].c.sp.Status().Code())
 			b.stepOf[i] = b.stepOf[anc]
@@ -609,6 +613,11 @@ func (b *runBuilder) readMember(r *Run, i int32, isRoot bool, chains *[]chainToo
 			}
 		}
 		r.Steps = append(r.Steps, st)
+		return
+	}
+	ev := readErrors(sp)
+	if n.role == rolePart {
+		b.addPart(r, n, anc, &ev)
 		return
 	}
 	if anc >= 0 {

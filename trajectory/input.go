@@ -20,47 +20,64 @@ func (s sliceMessages) len() int                  { return len(s) }
 func (s sliceMessages) at(i int) (*message, bool) { return &s[i], true }
 
 // lazyMessages decodes the elements of a JSON message list one at a time,
-// each at most once.
+// each at most once. Few are read (from the end), so what they decode to is
+// kept by index: nil for an element that is not a message.
 type lazyMessages struct {
 	s       string
 	elems   []elemRange
-	decoded []message
-	state   []uint8 // 0 not decoded, 1 a message, 2 not a message
+	decoded map[int]*message
 }
 
 func (l *lazyMessages) len() int { return len(l.elems) }
 
 func (l *lazyMessages) at(i int) (*message, bool) {
-	if l.state[i] == 0 {
+	m, seen := l.decoded[i]
+	if !seen {
 		e := l.elems[i]
 		// The element is valid JSON (the scan checked the whole list).
 		var jm jsonMessage
 		decodeMessageJSON(l.s[e.start:e.end], &jm)
-		l.state[i] = 2
-		if m, ok := messageFrom(&jm); ok {
-			l.decoded[i] = m
-			l.state[i] = 1
+		if d, ok := messageFrom(&jm); ok {
+			m = &d
 		}
+		if l.decoded == nil {
+			l.decoded = make(map[int]*message, 4)
+		}
+		l.decoded[i] = m
 	}
-	return &l.decoded[i], l.state[i] == 1
+	return m, m != nil
 }
 
 // applyInputJSON fills the step's InputResults from its input messages
 // attribute s, as applyInput(st, decodeMessages(s)) does, decoding only the
 // messages it reads: a plain list of message objects is scanned (validated
-// without decoding) and decoded from its end (what it yields is cached per
-// text, inputcache.go); any other shape is decoded whole.
-func applyInputJSON(st *Step, s string, span spanRef) {
+// without decoding) and decoded from its end; any other shape is decoded
+// whole.
+// lists (nil: none) are the lists the reader scanned before
+// (inputprefix.go).
+func applyInputJSON(st *Step, s string, lists *inputLists) {
 	if len(st.InputResults) > 0 || !looksJSON(s) {
 		return
 	}
 	if t := trimJSON(bytesOf(s)); t[0] == '[' {
 		if f := trimJSON(t[1:]); len(f) > 0 && f[0] == '{' {
-			st.InputResults = inputResults.get(s, span)
+			st.InputResults = scanInputResults(s, lists)
 			return
 		}
 	}
 	applyInput(st, decodeMessages(s))
+}
+
+// scanInputResults scans the message list s and reads its fed-back results
+// from its end (applyInputFrom over lazyMessages).
+func scanInputResults(s string, lists *inputLists) []ToolResult {
+	elems, ok := lists.elements(s)
+	if !ok {
+		return nil // not JSON: decodeMessages finds nothing either
+	}
+	var st Step
+	applyInputFrom(&st, &lazyMessages{s: s, elems: elems})
+	return st.InputResults
 }
 
 // applyInputFrom is applyInput over a message source, reading the messages

@@ -15,7 +15,7 @@ import (
 func checkInputJSON(t *testing.T, s string) {
 	t.Helper()
 	var lazy, whole Step
-	applyInputJSON(&lazy, s, spanRef{})
+	applyInputJSON(&lazy, s, nil)
 	applyInput(&whole, decodeMessages(s))
 	assert.Equal(t, whole.InputResults, lazy.InputResults, "%.300s", s)
 }

@@ -27,28 +27,35 @@ func arrayElements(s string, dst []elemRange) ([]elemRange, bool) {
 	sc.space()
 	if sc.at(']') {
 		sc.i++
-	} else {
-		for {
-			sc.space()
-			start := sc.i
-			if !sc.value(1) {
-				return dst, false
-			}
-			dst = append(dst, elemRange{start, sc.i})
-			sc.space()
-			if sc.at(',') {
-				sc.i++
-				continue
-			}
-			if !sc.at(']') {
-				return dst, false
-			}
-			sc.i++
-			break
-		}
+		sc.space()
+		return dst, sc.i == len(s)
 	}
-	sc.space()
-	return dst, sc.i == len(s)
+	return sc.elements(dst)
+}
+
+// elements scans the rest of an array from sc.i, at the start of an
+// element, to the end of the text (white space allowed after the array),
+// appending the elements' ranges to dst.
+func (sc *jsonScanner) elements(dst []elemRange) ([]elemRange, bool) {
+	for {
+		sc.space()
+		start := sc.i
+		if !sc.value(1) {
+			return dst, false
+		}
+		dst = append(dst, elemRange{start, sc.i})
+		sc.space()
+		if sc.at(',') {
+			sc.i++
+			continue
+		}
+		if !sc.at(']') {
+			return dst, false
+		}
+		sc.i++
+		sc.space()
+		return dst, sc.i == len(sc.s)
+	}
 }
 
 // validJSON reports whether s is one valid JSON value (json.Valid).

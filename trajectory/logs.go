@@ -86,6 +86,7 @@ type buildOptions struct {
 	logs        []plog.Logs
 	sessionKeys []string   // session.go
 	index       *SpanIndex // index.go
+	readSteps   ReadSteps  // readsteps.go
 }
 
 // WithLogs joins the GenAI log events of ld (see IsGenAIEvent) to the spans

@@ -43,15 +43,20 @@ type SpanRead struct {
 }
 
 // SpanReader reads spans one at a time. Tool definition lists are decoded
-// once per distinct text, for every reader and Build (tooldefs.go). It is
-// not safe for concurrent use; the Tools and Step.Offered slices it returns
-// are shared and must not be modified.
-type SpanReader struct{}
+// once per distinct text, for every reader and Build (tooldefs.go); the
+// scan of a chat span's input messages resumes where one of the last lists
+// it read ends (inputprefix.go: it keeps those spans' texts referenced, so
+// a reader is meant for a batch or a trace, not for ever). It is not safe
+// for concurrent use; the Tools and Step.Offered slices it returns are
+// shared and must not be modified.
+type SpanReader struct {
+	inputs inputLists // the message lists read so far (inputprefix.go)
+}
 
 // Read reads one span; res and scope are its resource and the name of its
 // instrumentation scope.
 func (r *SpanReader) Read(sp ptrace.Span, res pcommon.Resource, scope string) SpanRead {
-	n := node{c: spanCtx{sp: sp, attrs: sp.Attributes(), res: res, scope: scope}}
+	n := node{c: spanCtx{sp: sp, attrs: sp.Attributes(), res: res, scope: scope, inputs: &r.inputs}}
 	detectRole(&n)
 	out := SpanRead{Role: SpanRole(n.role)}
 	switch n.role {

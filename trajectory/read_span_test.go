@@ -1,7 +1,6 @@
 package trajectory
 
 import (
-	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -11,15 +10,8 @@ import (
 // Every span of every capture reads, on its own, as the step Build makes of
 // that span alone: SpanReader is Build's per-span reading, not a second one.
 func TestSpanReaderReadsAsBuildDoes(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(fixturesDir, "*", "*.json"))
-	if len(files) == 0 {
-		t.Skip("no captures")
-	}
 	steps := 0
-	for _, f := range files {
-		if filepath.Base(f) == "labels.json" || filepath.Ext(filepath.Base(f[:len(f)-5])) == ".logs" {
-			continue
-		}
+	for _, f := range traceCaptures(t) {
 		td := loadFixture(t, f)
 		var r SpanReader
 		rss := td.ResourceSpans()

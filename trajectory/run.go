@@ -63,10 +63,14 @@
 // steps; their errors are in Run.SpanErrors.
 //
 // Span by span: SpanReader reads one span as Build does (read_span.go), for
-// consumers that see a trace while it is still arriving.
+// consumers that see a trace while it is still arriving; Build takes over
+// their readings (WithReadSteps, readsteps.go) so that a trace is read once.
+// A reader resumes the scan of a chat span's input messages where a list it
+// scanned before ends (inputprefix.go): the conversation so far is resent on
+// every call.
 //
 // Exported API: Build with its options (Option: WithLogs, WithIndex,
-// WithSessionKeys) and what it returns (Run, Step, StepKind, ToolCall,
+// WithSessionKeys, WithReadSteps and its ReadSteps) and what it returns (Run, Step, StepKind, ToolCall,
 // ToolResult, ToolDef, ToolHints, ErrorInfo, SpanError, Content,
 // Convention, SpanIndex, IndexedSpan); the span-by-span reader (SpanReader,
 // SpanRead, SpanRole, SpanRoleOf, IsLLMSpan, SameCall, MergeNested,

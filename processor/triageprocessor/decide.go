@@ -183,13 +183,18 @@ func (p *triageProcessor) classifyTrace(ctx context.Context, h *heldTrace) *clas
 	// rules and the annotations, and finds each run's top spans and
 	// session.
 	ct := &classifiedTrace{}
+	// The in-flight watch ends first: Build takes over the steps the
+	// guards read.
+	inFlight := closeInFlight(h)
 	opts := append(h.buildOptions(), trajectory.WithIndex(&ct.index))
+	opts = append(opts, inFlight.buildOptions()...)
 	if p.recovery != nil {
 		opts = append(opts, trajectory.WithSessionKeys(p.recovery.sessionAttrs...))
 	}
 	ct.runs = trajectory.Build(h.td, opts...)
 	p.recordJoinedLogs(ctx, h)
-	ct.inFlight = p.closeInFlight(ctx, h, ct.runs)
+	p.reportUsage(ctx, &inFlight, ct.runs)
+	ct.inFlight = inFlight.decisions
 	var ruleIncidents map[pcommon.SpanID][]classifier.Incident
 	ruleIncidents, ct.ruleErr = p.evalRules(ctx, &ct.index)
 	ct.verdicts = make([]classifier.Verdict, len(ct.runs))

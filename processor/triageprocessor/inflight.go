@@ -238,23 +238,46 @@ func newSpanID() pcommon.SpanID {
 	return id
 }
 
-// closeInFlight ends the in-flight watch of a trace being decided and
-// returns the in-flight decisions taken for it. With per-session budgets,
-// what its runs spent beyond what was reported in flight is added to their
-// session's usage.
-func (p *triageProcessor) closeInFlight(ctx context.Context, h *heldTrace, runs []trajectory.Run) []recovery.Decision {
-	var reported recovery.Usage
-	var decisions []recovery.Decision
-	if st := h.inflight; st != nil {
-		st.mu.Lock()
-		st.closed = true
-		decisions = st.decisions
-		reported = st.run.Reported()
-		st.mu.Unlock()
+// closedInFlight is what the in-flight watch of a trace leaves to its
+// final decision.
+type closedInFlight struct {
+	// run is the trace's guard state (nil when the guards never saw the
+	// trace): Build takes the steps it read (WithReadSteps).
+	run       *guard.Run
+	decisions []recovery.Decision
+	reported  recovery.Usage
+}
+
+// closeInFlight ends the in-flight watch of a trace being decided: no
+// in-flight decision is taken for it from now on, and its guard state is
+// the final decision's alone.
+func closeInFlight(h *heldTrace) closedInFlight {
+	st := h.inflight
+	if st == nil {
+		return closedInFlight{}
 	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.closed = true
+	return closedInFlight{run: st.run, decisions: st.decisions, reported: st.run.Reported()}
+}
+
+// buildOptions hands Build the steps the guards read as the trace's spans
+// arrived.
+func (c *closedInFlight) buildOptions() []trajectory.Option {
+	if c.run == nil {
+		return nil
+	}
+	return []trajectory.Option{trajectory.WithReadSteps(c.run)}
+}
+
+// reportUsage adds, with per-session budgets, what the trace's runs spent
+// beyond what was reported in flight to their session's usage.
+func (p *triageProcessor) reportUsage(ctx context.Context, c *closedInFlight, runs []trajectory.Run) {
 	if p.guards == nil || p.recovery == nil || !p.guards.Config().SessionBudgets() {
-		return decisions
+		return
 	}
+	reported := c.reported
 	for i := range runs {
 		u := p.guards.UsageOf(runs[i : i+1])
 		// What was reported in flight belongs to the trace's runs; it is
@@ -271,7 +294,6 @@ func (p *triageProcessor) closeInFlight(ctx context.Context, h *heldTrace, runs 
 		}
 		_, _ = p.recovery.addUsage(ctx, session, u)
 	}
-	return decisions
 }
 
 // inFlightOfRun picks, among a trace's in-flight decisions, the one a

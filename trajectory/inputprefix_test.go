@@ -1,0 +1,108 @@
+package trajectory
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// Lists that extend, branch from, repeat or almost extend the lists read
+// before scan to exactly what a scan of the whole list gives.
+func TestInputListsResumeAsAWholeScan(t *testing.T) {
+	pool := []string{
+		`{"role":"user","content":"q"}`, `{"role":"assistant","tool_calls":[{"id":"c1","function":{"name":"f","arguments":"{}"}}]}`,
+		`{"role":"tool","tool_call_id":"c1","content":"ok ] , ["}`, `1`, `12`, `-3.5e2`, `"s"`, `null`, `[1,2]`, `{}`,
+		`{"bad":}`, `{"role":"tool","content":"\u00e9\"x"}`,
+	}
+	seps := []string{",", ", ", " ,\n", ","}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	var lists inputLists
+	for round := 0; round < 3000; round++ {
+		// A conversation grows by a few elements per list; now and then
+		// it branches from an earlier list, changes a byte, or ends oddly.
+		var elems []string
+		var texts []string
+		for n := 1 + rnd.IntN(3); n > 0; n-- {
+			elems = append(elems, pool[rnd.IntN(len(pool))])
+		}
+		for step := 0; step < 6; step++ {
+			var b strings.Builder
+			b.WriteString("[")
+			for i, e := range elems {
+				if i > 0 {
+					b.WriteString(seps[i%len(seps)])
+				}
+				b.WriteString(e)
+			}
+			switch rnd.IntN(10) {
+			case 0:
+				b.WriteString("] ")
+			case 1:
+				b.WriteString("") // not closed
+			case 2:
+				b.WriteString("]]")
+			default:
+				b.WriteString("]")
+			}
+			s := b.String()
+			if rnd.IntN(12) == 0 && len(s) > 2 {
+				k := 1 + rnd.IntN(len(s)-1)
+				s = s[:k] + "x" + s[k+1:]
+			}
+			if rnd.IntN(8) == 0 && len(texts) > 0 {
+				s = texts[rnd.IntN(len(texts))] // the same list again
+			}
+			texts = append(texts, s)
+			want, wantOK := arrayElements(s, nil)
+			got, gotOK := lists.elements(s)
+			if gotOK != wantOK || (wantOK && !reflect.DeepEqual(got, want)) {
+				t.Fatalf("%q: got %v %v, want %v %v", s, got, gotOK, want, wantOK)
+			}
+			elems = append(elems, pool[rnd.IntN(len(pool))])
+			if rnd.IntN(5) == 0 && len(elems) > 1 {
+				elems = elems[:len(elems)-1-rnd.IntN(len(elems)-1)] // branch from an earlier point
+			}
+		}
+	}
+	if lists.resumed < 1000 {
+		t.Fatalf("only %d lists resumed: the test checks little", lists.resumed)
+	}
+}
+
+// A chat loop's lists are resumed, not scanned whole.
+func TestInputListsResumeAGrowingConversation(t *testing.T) {
+	var lists inputLists
+	s := `[{"role":"user","content":"q"}`
+	for i := range 50 {
+		s += `,{"role":"assistant","tool_calls":[{"id":"c","function":{"name":"f"}}]},{"role":"tool","tool_call_id":"c","content":"r"}`
+		got, ok := lists.elements(s + "]")
+		want, _ := arrayElements(s+"]", nil)
+		if !ok || !reflect.DeepEqual(got, want) {
+			t.Fatalf("turn %d: got %v, want %v", i, got, want)
+		}
+		if lists.resumed != i {
+			t.Fatalf("turn %d: %d lists resumed", i, lists.resumed)
+		}
+	}
+}
+
+// Two lists branching from one kept list do not share the ranges they
+// append: the first branch, extended later, still scans right (were the
+// second branch's range written over the first's, the first would end
+// inside its string, at a comma).
+func TestInputListsBranchesKeepTheirRanges(t *testing.T) {
+	var lists inputLists
+	p := `[{"a":1},{"b":2},{"c":3}` // three ranges: room for a fourth in their array
+	x, y := `{"x":"abc,d"}`, `{"x":"a"}`
+	for _, s := range []string{p + `]`, p + `,` + x + `]`, p + `,` + y + `]`, p + `,` + x + `,{"z":3}]`} {
+		got, ok := lists.elements(s)
+		want, _ := arrayElements(s, nil)
+		if !ok || !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: got %v %v, want %v", s, got, ok, want)
+		}
+	}
+	if lists.resumed != 3 {
+		t.Fatalf("%d lists resumed, want 3", lists.resumed)
+	}
+}
