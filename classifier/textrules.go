@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Text rules read error messages. They are the weakest signal and run last
@@ -55,6 +57,10 @@ type textRule struct {
 	// to its size; small alternatives run on the backtracker and use
 	// their literal prefixes, which is orders of magnitude faster.
 	alts []alternative
+	// anyText: the alternatives answer as re on any text the prefilter
+	// reads (not only ASCII), because they hold no letter outside ASCII
+	// (foldSafe).
+	anyText bool
 }
 
 // alternative is one top-level alternative of a rule with the longest
@@ -74,7 +80,61 @@ func init() {
 		for _, alt := range splitAlternatives(src[len("(?i)"):]) {
 			r.alts = append(r.alts, alternative{re: regexp.MustCompile(alt), lit: requiredLiteral(alt)})
 		}
+		r.anyText = !slices.ContainsFunc(r.alts, func(a alternative) bool { return !foldSafe(a.re.String()) })
 	}
+}
+
+// foldSafe reports whether the expression (matched on lower-cased text
+// without (?i)) answers as its case-insensitive form on the text itself for
+// text that is not all ASCII, provided the text holds neither of the two
+// runes (?i) folds to ASCII letters (K U+212A, ſ U+017F: prefilterText
+// gives up on those): asciiLower leaves every other rune as it is, and
+// (?i) relates no other rune to an ASCII one. So it holds when every
+// literal is ASCII and every character class holds all of the other
+// non-ASCII runes or none of them (a negated class like [^'"\n], or an
+// ASCII one): then folding a non-ASCII rune of the text changes no answer.
+func foldSafe(expr string) bool {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return false
+	}
+	return foldSafeNode(re)
+}
+
+func foldSafeNode(re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpLiteral:
+		for _, r := range re.Rune {
+			if r >= utf8.RuneSelf {
+				return false
+			}
+		}
+	case syntax.OpCharClass:
+		// The class's ranges above ASCII, the two folding runes left out,
+		// cover nothing or everything.
+		covered := 0
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			lo, hi := max(re.Rune[i], utf8.RuneSelf), re.Rune[i+1]
+			if lo > hi {
+				continue
+			}
+			covered += int(hi-lo) + 1
+			for _, f := range [...]rune{'\u017f', '\u212a'} {
+				if lo <= f && f <= hi {
+					covered--
+				}
+			}
+		}
+		if all := int(unicode.MaxRune-utf8.RuneSelf) + 1 - 2; covered != 0 && covered != all {
+			return false
+		}
+	}
+	for _, sub := range re.Sub {
+		if !foldSafeNode(sub) {
+			return false
+		}
+	}
+	return true
 }
 
 // requiredLiteral returns the longest literal that is a direct part of
@@ -358,7 +418,7 @@ func classifyTextWith(text string, prefilter bool) (finding, bool) {
 			continue
 		}
 		var m []string
-		if alts && len(r.alts) > 0 {
+		if (alts || prefilter && r.anyText) && len(r.alts) > 0 {
 			if !matchAny(r.alts, lower) {
 				continue
 			}
@@ -412,7 +472,7 @@ func mayClassifyAs(text string, types ...FailureType) bool {
 		if r.pre != nil && !r.pre(lower) {
 			continue
 		}
-		if alts && len(r.alts) > 0 && !matchAny(r.alts, lower) {
+		if (alts || r.anyText) && len(r.alts) > 0 && !matchAny(r.alts, lower) {
 			continue
 		}
 		return true
@@ -427,7 +487,8 @@ func mayClassifyAs(text string, types ...FailureType) bool {
 // long s (s): in a text without them every ASCII letter a match needs is
 // an ASCII letter of the text, so the keys are found in the text with its
 // ASCII letters lowered. The alternatives, compiled for lower-cased ASCII
-// text, are used on ASCII text only.
+// text, are used on ASCII text, and on the other text for the rules whose
+// alternatives hold no letter outside ASCII (anyText).
 func prefilterText(text string) (lower string, alts, ok bool) {
 	if isASCII(text) {
 		return strings.ToLower(text), true, true

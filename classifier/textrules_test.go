@@ -222,6 +222,14 @@ func TestTextRuleAlternatives(t *testing.T) {
 			t.Errorf("rule %s: alternatives do not rebuild the rule", r.name)
 		}
 	}
+	for expr, want := range map[string]bool{
+		`\bnot authori[sz]ed\b`: true, `[^'"\x60\n]{1,80}`: true, `.+\s\w`: true, `café`: false,
+		`[a-zé]`: false, `[^é]`: false, `[\x{80}-\x{10ffff}]`: true, `[\x{80}-\x{ff}]`: false,
+	} {
+		if got := foldSafe(expr); got != want {
+			t.Errorf("foldSafe(%q) = %v, want %v", expr, got, want)
+		}
+	}
 	if got := splitAlternatives(`a|(b|c)|[|]|d\|e`); len(got) != 4 || got[3] != `d\|e` {
 		t.Errorf("split: %q", got)
 	}
@@ -314,6 +322,8 @@ func ruleTestTexts() []string {
 	var texts []string
 	for _, tc := range heldOutPhrasings {
 		texts = append(texts, tc.text)
+		// The same phrasing in a text that is not all ASCII.
+		texts = append(texts, "« "+tc.text+" » é", strings.ReplaceAll(tc.text, " ", " "))
 	}
 	return append(texts, nearMisses...)
 }
