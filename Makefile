@@ -27,6 +27,8 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzParseAnswer$$' -fuzztime=$(FUZZTIME) ./classifier/llm
 	$(GO) test -run='^$$' -fuzz='^FuzzRedactor$$' -fuzztime=$(FUZZTIME) ./recovery
 	$(GO) test -run='^$$' -fuzz='^FuzzDecideInput$$' -fuzztime=$(FUZZTIME) ./recovery
+	$(GO) test -run='^$$' -fuzz='^FuzzDecisionJSON$$' -fuzztime=$(FUZZTIME) ./recovery
+	$(GO) test -run='^$$' -fuzz='^FuzzRedactPrefilter$$' -fuzztime=$(FUZZTIME) ./recovery
 	$(GO) test -run='^$$' -fuzz='^FuzzBatchSplits$$' -fuzztime=$(FUZZTIME) ./guard
 	$(GO) test -run='^$$' -fuzz='^FuzzConsumeTraces$$' -fuzztime=$(FUZZTIME) ./processor/triageprocessor
 	$(GO) test -run='^$$' -fuzz='^FuzzConsumeLogs$$' -fuzztime=$(FUZZTIME) ./processor/triageprocessor

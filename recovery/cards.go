@@ -13,7 +13,7 @@ var cardCandidate = regexp.MustCompile(`(^|[^0-9])([0-9](?:[ -]?[0-9]){12,18})`)
 
 // redactCardNumbers replaces payment card numbers (personal data, PCI).
 func redactCardNumbers(s string) string {
-	if !strings.ContainsAny(s, "0123456789") {
+	if !mayHoldCard(s) {
 		return s
 	}
 	matches := cardCandidate.FindAllStringSubmatchIndex(s, -1)
@@ -40,6 +40,26 @@ func redactCardNumbers(s string) string {
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// mayHoldCard reports whether s has what cardCandidate needs: 13 digits in
+// a row, each two separated by at most one space or dash. Most text (ids,
+// hex, timestamps) has not, and skips the regular expression.
+func mayHoldCard(s string) bool {
+	run := 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+			if run++; run >= 13 {
+				return true
+			}
+		case (c == ' ' || c == '-') && run > 0 && i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '9':
+			// one separator inside a run
+		default:
+			run = 0
+		}
+	}
+	return false
 }
 
 // cardNumber reports whether a digit run (with separators) has the length

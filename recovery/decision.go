@@ -146,7 +146,7 @@ type Decision struct {
 
 // JSON encodes the decision (the bytes json.Marshal writes, without its
 // reflection: decision_json.go).
-func (d Decision) JSON() ([]byte, error) { return d.AppendJSON(make([]byte, 0, decisionJSONSize)) }
+func (d Decision) JSON() ([]byte, error) { return d.AppendJSON(make([]byte, 0, d.jsonSize())) }
 
 // DecisionSchema is the JSON Schema (draft 2020-12) of the decision document.
 //

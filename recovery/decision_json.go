@@ -17,9 +17,23 @@ import (
 // as Marshal formats them — and TestDecisionJSONMatchesMarshal (with its
 // fuzz target) holds it to that.
 
-// decisionJSONSize is a first guess at a document's size: most are a few
-// hundred bytes.
-const decisionJSONSize = 768
+// jsonSize is room for d's document when no string needs escaping: the
+// names and punctuation (about 330 bytes, 60 per evidence), the numbers,
+// and the strings.
+func (d *Decision) jsonSize() int {
+	n := 400 + len(d.Phase) + len(d.Guard) + len(d.InFlightDecisionID) + len(d.DecisionID) + len(d.TraceID) +
+		len(d.SpanID) + len(d.SessionID) + len(d.Service) + len(d.Agent) + len(d.Tool) + len(d.FailureType) +
+		len(d.Action.Kind) + len(d.Action.Hint) + len(d.Action.Target) + len(d.Action.CheckpointID) +
+		len(d.Action.Subgoal) + len(d.Action.Reason) + len(d.Policy) + len(d.Time)
+	for i := range d.Evidence {
+		e := &d.Evidence[i]
+		n += 80 + len(e.Signal) + len(e.Rule) + len(e.Reason)
+	}
+	if br := d.Breaker; br != nil {
+		n += 60 + len(br.Name) + len(br.Key) + len(br.State)
+	}
+	return n
+}
 
 // AppendJSON appends the decision document to b: the bytes json.Marshal
 // writes for d. A confidence that is NaN or infinite (which the engine

@@ -55,6 +55,21 @@ func TestRedactPrefilterChangesNothing(t *testing.T) {
 	}
 }
 
+func TestMayHoldCard(t *testing.T) {
+	for s, want := range map[string]bool{
+		"4111 1111 1111 1111": true, "4111-1111-1111-1111": true, "1234567890123": true, "x123456789012 3": true,
+		"123456789012": false, "1234  5678 9012 3456": false, "4bf92f3577b34da6a3ce929d0e0e4736": false,
+		"2026-12-01T14:00:00Z": false, "12 34 56 78 90 12 3": true, "12--34567890123": false,
+	} {
+		if got := mayHoldCard(s); got != want {
+			t.Errorf("mayHoldCard(%q) = %v, want %v", s, got, want)
+		}
+		if !mayHoldCard(s) && cardCandidate.MatchString(s) {
+			t.Errorf("mayHoldCard(%q) is false, cardCandidate matches", s)
+		}
+	}
+}
+
 func TestRedactPrefilterSkips(t *testing.T) {
 	r := NewRedactor(RedactorOptions{})
 	skipped := 0
@@ -77,6 +92,9 @@ func FuzzRedactPrefilter(f *testing.F) {
 	}
 	r := NewRedactor(RedactorOptions{})
 	f.Fuzz(func(t *testing.T, s string) {
+		if !mayHoldCard(s) && cardCandidate.MatchString(s) {
+			t.Fatalf("mayHoldCard(%q) is false, cardCandidate matches", s)
+		}
 		if got, want := r.Redact(s), r.redactEveryPattern(s); got != want {
 			t.Fatalf("Redact(%q) = %q, every pattern tried: %q", s, got, want)
 		}

@@ -3,6 +3,7 @@ package triageprocessor // import "github.com/triage-otel/triage/processor/triag
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime/debug"
 	"time"
 
@@ -33,14 +34,16 @@ const (
 // sharedKeys are written both on run roots and on incident spans.
 var sharedKeys = []string{attrFailureType, attrSignal, attrRule, attrReason}
 
-// annotation is one attribute to set on a span.
+// annotation is one attribute to set on a span. A run root gets a few
+// dozen and the decision cache keeps those of roots that had not arrived,
+// so the value of a number or flag shares one word (bits).
 type annotation struct {
 	key  string
 	kind pcommon.ValueType
 	str  string
-	num  float64
-	i    int64
-	flag bool
+	// bits is the value of a double (math.Float64bits), an int, or a bool
+	// (1 for true).
+	bits uint64
 	// eval, when set, is not an attribute but a gen_ai.evaluation.result
 	// span event (evaluation.go).
 	eval *evaluation
@@ -48,13 +51,17 @@ type annotation struct {
 
 func strAnn(k, v string) annotation { return annotation{key: k, kind: pcommon.ValueTypeStr, str: v} }
 func numAnn(k string, v float64) annotation {
-	return annotation{key: k, kind: pcommon.ValueTypeDouble, num: v}
+	return annotation{key: k, kind: pcommon.ValueTypeDouble, bits: math.Float64bits(v)}
 }
 func intAnn(k string, v int64) annotation {
-	return annotation{key: k, kind: pcommon.ValueTypeInt, i: v}
+	return annotation{key: k, kind: pcommon.ValueTypeInt, bits: uint64(v)}
 }
 func boolAnn(k string, v bool) annotation {
-	return annotation{key: k, kind: pcommon.ValueTypeBool, flag: v}
+	a := annotation{key: k, kind: pcommon.ValueTypeBool}
+	if v {
+		a.bits = 1
+	}
+	return a
 }
 
 func (a annotation) apply(m pcommon.Map) {
@@ -63,11 +70,11 @@ func (a annotation) apply(m pcommon.Map) {
 	}
 	switch a.kind {
 	case pcommon.ValueTypeDouble:
-		m.PutDouble(a.key, a.num)
+		m.PutDouble(a.key, math.Float64frombits(a.bits))
 	case pcommon.ValueTypeInt:
-		m.PutInt(a.key, a.i)
+		m.PutInt(a.key, int64(a.bits))
 	case pcommon.ValueTypeBool:
-		m.PutBool(a.key, a.flag)
+		m.PutBool(a.key, a.bits != 0)
 	default:
 		m.PutStr(a.key, a.str)
 	}
@@ -250,7 +257,7 @@ func (p *triageProcessor) annotateRuns(ctx context.Context, h *heldTrace, ct *cl
 				}
 				t.incident[inc.SpanID] = append(t.incident[inc.SpanID], p.evaluated(incidentAnnotations(inc), incidentEvaluation(inc))...)
 			}
-			rootAnns = make([]annotation, 0, rootAnnotationsCap)
+			rootAnns = make([]annotation, 0, rootAnnotationsCap(v.Outcome))
 			rootAnns = p.evaluated(appendRootAnnotations(rootAnns, v, ruleErrText), runEvaluation(v))
 			// Asked once per run here; a root annotated later from the
 			// decision cache gets these same annotations, so the decision
@@ -306,9 +313,15 @@ func worse(a, b string) bool {
 	return rank(a) > rank(b)
 }
 
-// rootAnnotationsCap is room for everything a failed run's root gets:
-// verdict (8), evaluation, identity and tool (4), decision (12), content.
-const rootAnnotationsCap = 28
+// rootAnnotationsCap is room for everything a run's root gets: verdict (up
+// to 8), evaluation, identity (2), content; on a failed run, the tool and
+// the decision (up to 12) too.
+func rootAnnotationsCap(o classifier.Outcome) int {
+	if o == classifier.OutcomeFailed {
+		return 25
+	}
+	return 12
+}
 
 // appendRootAnnotations appends the verdict annotations of a run root to
 // anns; ruleErr is the redacted text of the rule error that stopped OTTL

@@ -54,17 +54,21 @@ func runEvaluation(v classifier.Verdict) evaluation {
 		e.label = string(v.FailureType)
 	}
 	var b strings.Builder
+	b.Grow(explanationSize + len(v.Reason))
 	b.WriteString("verdict ")
 	b.WriteString(string(v.Outcome))
 	if v.Outcome == classifier.OutcomeFailed {
-		b.WriteString(" (" + string(v.FailureType) + ")")
+		b.WriteString(" (")
+		b.WriteString(string(v.FailureType))
+		b.WriteString(")")
 	}
 	if v.Outcome == classifier.OutcomeOK && len(v.Incidents) == 0 {
 		b.WriteString(": no incident")
 	}
 	explain(&b, string(v.Signal), v.Rule, v.EvidenceSpanID, v.Reason)
 	if n := len(v.Incidents); n > 0 {
-		b.WriteString("; incidents " + strconv.Itoa(n))
+		b.WriteString("; incidents ")
+		b.WriteString(strconv.Itoa(n))
 	}
 	e.explanation = b.String()
 	return e
@@ -74,7 +78,9 @@ func runEvaluation(v classifier.Verdict) evaluation {
 // incident's failure type, score = its confidence.
 func incidentEvaluation(inc classifier.Incident) evaluation {
 	var b strings.Builder
-	b.WriteString("incident " + string(inc.FailureType))
+	b.Grow(explanationSize + len(inc.Reason))
+	b.WriteString("incident ")
+	b.WriteString(string(inc.FailureType))
 	if inc.Recovered {
 		b.WriteString(", recovered")
 	} else {
@@ -86,18 +92,31 @@ func incidentEvaluation(inc classifier.Incident) evaluation {
 
 func explain(b *strings.Builder, signal, rule string, evidence pcommon.SpanID, reason string) {
 	if signal != "" {
-		b.WriteString("; signal " + signal)
+		b.WriteString("; signal ")
+		b.WriteString(signal)
 	}
 	if rule != "" {
-		b.WriteString("; rule " + rule)
+		b.WriteString("; rule ")
+		b.WriteString(rule)
 	}
 	if !evidence.IsEmpty() {
-		b.WriteString("; evidence span " + evidence.String())
+		b.WriteString("; evidence span ")
+		var hex [2 * len(evidence)]byte
+		for i, c := range evidence {
+			hex[2*i], hex[2*i+1] = hexDigits[c>>4], hexDigits[c&0xF]
+		}
+		b.Write(hex[:])
 	}
 	if reason != "" {
-		b.WriteString("; reason " + reason)
+		b.WriteString("; reason ")
+		b.WriteString(reason)
 	}
 }
+
+const hexDigits = "0123456789abcdef"
+
+// explanationSize is room for an explanation without its reason.
+const explanationSize = 128
 
 // evaluated appends the evaluation event to a span's annotations when the
 // processor writes evaluation events.
@@ -124,6 +143,7 @@ func addEvaluations(span ptrace.Span, anns ...[]annotation) {
 			}
 			ev.SetTimestamp(ts)
 			m := ev.Attributes()
+			m.EnsureCapacity(4)
 			m.PutStr(attrEvaluationName, evaluationName)
 			m.PutStr(attrEvaluationScoreLabel, a.eval.label)
 			if a.eval.hasScore {
