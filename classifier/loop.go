@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
-	"regexp"
 	"strings"
 
 	"github.com/triage-otel/triage/trajectory"
@@ -68,19 +67,173 @@ const resultIdentity = "result:"
 // maxResultIdentity bounds the part of a result that identifies a call.
 const maxResultIdentity = 4096
 
-// volatileValue matches values that differ between two answers to the
-// same question: ISO timestamps, times of day, UUIDs, long hex or numeric
-// ids.
-var volatileValue = regexp.MustCompile(`\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?|\b\d{1,2}:\d{2}(?::\d{2})?\b|\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b|\b[0-9a-fA-F]{16,}\b|\b\d{10,}\b`)
-
+// maskVolatile replaces by "#" the values that differ between two answers
+// to the same question: ISO timestamps, times of day, UUIDs, long hex or
+// numeric ids. It is
+//
+//	regexp.MustCompile(`\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?` +
+//		`|\b\d{1,2}:\d{2}(?::\d{2})?\b` +
+//		`|\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b` +
+//		`|\b[0-9a-fA-F]{16,}\b|\b\d{10,}\b`).ReplaceAllString(s, "#")
+//
+// (volatileValue in the tests, which compare the two) matched by hand: the
+// expression ran at every position of every result that identifies a call.
+// Like it, the scan takes the leftmost match, the first alternative that
+// matches there, and goes on after it.
 func maskVolatile(s string) string {
 	if !mayHoldVolatile(s) {
 		return s
 	}
-	return volatileValue.ReplaceAllString(s, "#")
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(s); {
+		e := volatileEnd(s, i)
+		if e < 0 {
+			i++
+			continue
+		}
+		if b.Len() == 0 {
+			b.Grow(len(s))
+		}
+		b.WriteString(s[last:i])
+		b.WriteByte('#')
+		i, last = e, e
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }
 
-// mayHoldVolatile is a necessary condition for a volatileValue match: every
+// volatileEnd is the end of the volatile value starting at i, or -1.
+func volatileEnd(s string, i int) int {
+	if e := timestampEnd(s, i); e >= 0 {
+		return e
+	}
+	if !wordBoundary(s, i) {
+		return -1
+	}
+	if e := timeOfDayEnd(s, i); e >= 0 {
+		return e
+	}
+	if e := uuidEnd(s, i); e >= 0 {
+		return e
+	}
+	// \b[0-9a-fA-F]{16,}\b and \b\d{10,}\b: a shorter run than the longest
+	// would end between two word characters.
+	if h := runEnd(s, i, isHexByte); h-i >= 16 && wordBoundary(s, h) {
+		return h
+	}
+	if d := runEnd(s, i, isDigit); d-i >= 10 && wordBoundary(s, d) {
+		return d
+	}
+	return -1
+}
+
+// timestampEnd matches \d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?
+// at i: each optional part is taken when it is there (nothing after it can
+// fail).
+func timestampEnd(s string, i int) int {
+	if !digitsAt(s, i, 4) || !byteIs(s, i+4, '-') || !digitsAt(s, i+5, 2) || !byteIs(s, i+7, '-') || !digitsAt(s, i+8, 2) ||
+		!(byteIs(s, i+10, 'T') || byteIs(s, i+10, ' ')) || !digitsAt(s, i+11, 2) || !byteIs(s, i+13, ':') || !digitsAt(s, i+14, 2) {
+		return -1
+	}
+	e := i + 16
+	if byteIs(s, e, ':') && digitsAt(s, e+1, 2) {
+		e += 3
+		if byteIs(s, e, '.') && digitsAt(s, e+1, 1) {
+			e = runEnd(s, e+1, isDigit)
+		}
+	}
+	switch {
+	case byteIs(s, e, 'Z'):
+		e++
+	case (byteIs(s, e, '+') || byteIs(s, e, '-')) && digitsAt(s, e+1, 2):
+		if byteIs(s, e+3, ':') && digitsAt(s, e+4, 2) {
+			e += 6
+		} else if digitsAt(s, e+3, 2) {
+			e += 5
+		}
+	}
+	return e
+}
+
+// timeOfDayEnd matches \d{1,2}:\d{2}(?::\d{2})?\b at i (after a word
+// boundary), in the expression's order: two digits before one, the
+// seconds taken when a boundary follows them.
+func timeOfDayEnd(s string, i int) int {
+	for _, n := range [...]int{2, 1} {
+		j := i + n
+		if !digitsAt(s, i, n) || !byteIs(s, j, ':') || !digitsAt(s, j+1, 2) {
+			continue
+		}
+		j += 3
+		if byteIs(s, j, ':') && digitsAt(s, j+1, 2) && wordBoundary(s, j+3) {
+			return j + 3
+		}
+		if wordBoundary(s, j) {
+			return j
+		}
+	}
+	return -1
+}
+
+// uuidEnd matches [0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b at i.
+func uuidEnd(s string, i int) int {
+	e := i
+	for k, n := range [...]int{8, 4, 4, 4, 12} {
+		if k > 0 {
+			if !byteIs(s, e, '-') {
+				return -1
+			}
+			e++
+		}
+		if runEnd(s, e, isHexByte)-e < n {
+			return -1
+		}
+		e += n
+	}
+	if !wordBoundary(s, e) {
+		return -1
+	}
+	return e
+}
+
+func byteIs(s string, i int, c byte) bool { return i < len(s) && s[i] == c }
+
+// digitsAt reports whether s holds n ASCII digits at i.
+func digitsAt(s string, i, n int) bool {
+	if i+n > len(s) {
+		return false
+	}
+	for k := i; k < i+n; k++ {
+		if !isDigit(s[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+// runEnd is the end of the run of bytes in class starting at i.
+func runEnd(s string, i int, in func(byte) bool) int {
+	for i < len(s) && in(s[i]) {
+		i++
+	}
+	return i
+}
+
+func isHexByte(c byte) bool { return isDigit(c) || ('a' <= c && c <= 'f') || ('A' <= c && c <= 'F') }
+
+// wordBoundary is regexp's \b at i: an ASCII word character on one side
+// only (the bytes of other runes are not word characters).
+func wordBoundary(s string, i int) bool {
+	before := i > 0 && isWordByte(s[i-1])
+	after := i < len(s) && isWordByte(s[i])
+	return before != after
+}
+
+// mayHoldVolatile is a necessary condition for a volatile value: every
 // alternative holds a digit or, for a UUID or long hex id written in
 // letters only, a run of at least eight hex digits.
 func mayHoldVolatile(s string) bool {

@@ -2,6 +2,7 @@ package classifier
 
 import (
 	"fmt"
+	"regexp"
 	"testing"
 )
 
@@ -123,12 +124,33 @@ func TestArgSimilarity(t *testing.T) {
 	}
 }
 
-// maskVolatile's prefilter never changes what the expression replaces.
-func TestMaskVolatilePrefilter(t *testing.T) {
-	for _, s := range []string{"", "no ids here", "at 10:42", "2024-01-02T03:04:05Z", "id deadbeefdeadbeef", "abcdefab-abcd-abcd-abcd-abcdefabcdef",
-		"beefcafe", "cafebab", `{"q":"weather in paris"}`, "order 1234567890", "ABCDEF12"} {
-		if got, want := maskVolatile(s), volatileValue.ReplaceAllString(s, "#"); got != want {
-			t.Errorf("maskVolatile(%q) = %q, want %q", s, got, want)
-		}
+// volatileValue is what maskVolatile replaces, as an expression.
+var volatileValue = regexp.MustCompile(`\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?|\b\d{1,2}:\d{2}(?::\d{2})?\b|\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b|\b[0-9a-fA-F]{16,}\b|\b\d{10,}\b`)
+
+var maskVolatileCases = []string{"", "no ids here", "at 10:42", "2024-01-02T03:04:05Z", "id deadbeefdeadbeef", "abcdefab-abcd-abcd-abcd-abcdefabcdef",
+	"beefcafe", "cafebab", `{"q":"weather in paris"}`, "order 1234567890", "ABCDEF12",
+	"2024-01-02 03:04:05.123+02:00 and 2024-01-02T03:04+0200x 2024-01-02T03:04:5 2024-01-02T03:04+02:0", "12:34:567 1:23 123:45 7:89:10a x1:23 1:23_",
+	"deadbeefdeadbeefg deadbeefdeadbeef_ é0123456789abcdef0 0123456789é 012345678 01234567890123", "abcdefab-abcd-abcd-abcd-abcdefabcdef0 zabcdefab-abcd-abcd-abcd-abcdefabcdef",
+	"2024-01-02T03:04:05.Z 99999-01-02T03:04Z 12:3456789012 \xff12:34\xff", "10:42:00-2024-01-02T03:04:05Z1234567890123",
+}
+
+// maskVolatile replaces what the expression replaces.
+func TestMaskVolatile(t *testing.T) {
+	for _, s := range maskVolatileCases {
+		checkMaskVolatile(t, s)
 	}
+}
+
+func checkMaskVolatile(t *testing.T, s string) {
+	t.Helper()
+	if got, want := maskVolatile(s), volatileValue.ReplaceAllString(s, "#"); got != want {
+		t.Fatalf("maskVolatile(%q) = %q, want %q", s, got, want)
+	}
+}
+
+func FuzzMaskVolatile(f *testing.F) {
+	for _, s := range maskVolatileCases {
+		f.Add(s)
+	}
+	f.Fuzz(checkMaskVolatile)
 }
