@@ -1,31 +1,29 @@
 package recovery
 
 import (
-	"regexp"
 	"strings"
 )
 
-// cardCandidate finds runs of 13 to 19 digits, optionally grouped by single
+// Card candidates are runs of 13 to 19 digits, optionally grouped by single
 // spaces or dashes, that do not continue a longer number. Which of them are
 // card numbers is decided by cardNumber (prefix and Luhn check), so order
-// ids, timestamps and phone numbers stay.
-var cardCandidate = regexp.MustCompile(`(^|[^0-9])([0-9](?:[ -]?[0-9]){12,18})`)
+// ids, timestamps and phone numbers stay. nextCardCandidate finds what
+// the regular expression (^|[^0-9])([0-9](?:[ -]?[0-9]){12,18}) finds with
+// FindAllStringSubmatchIndex (its second group), in one pass without
+// backtracking; the tests hold it to that expression.
 
 // redactCardNumbers replaces payment card numbers (personal data, PCI).
 func redactCardNumbers(s string) string {
-	if !mayHoldCard(s) {
-		return s
-	}
-	matches := cardCandidate.FindAllStringSubmatchIndex(s, -1)
-	if matches == nil {
-		return s
-	}
 	var b strings.Builder
 	last := 0
-	for _, m := range matches {
-		start, end := m[4], m[5]
+	for from := 0; ; {
+		start, end, ok := nextCardCandidate(s, from)
+		if !ok {
+			break
+		}
+		from = end
 		// The run must not go on with another digit (a longer number).
-		if end < len(s) && s[end] >= '0' && s[end] <= '9' {
+		if end < len(s) && isDigit(s[end]) {
 			continue
 		}
 		if !cardNumber(s[start:end]) {
@@ -42,25 +40,34 @@ func redactCardNumbers(s string) string {
 	return b.String()
 }
 
-// mayHoldCard reports whether s has what cardCandidate needs: 13 digits in
-// a row, each two separated by at most one space or dash. Most text (ids,
-// hex, timestamps) has not, and skips the regular expression.
-func mayHoldCard(s string) bool {
-	run := 0
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c >= '0' && c <= '9':
-			if run++; run >= 13 {
-				return true
+// nextCardCandidate returns the first candidate run [start, end) at or
+// after from (the end of the previous one, a digit, or 0): a run starts at
+// a digit that does not follow one and is extended greedily, a digit at a
+// time or a separator and a digit, up to 19 digits; it counts with 13 or
+// more.
+func nextCardCandidate(s string, from int) (start, end int, ok bool) {
+	for j := from; j < len(s); j++ {
+		if !isDigit(s[j]) || j > 0 && isDigit(s[j-1]) {
+			continue
+		}
+		e, digits := j+1, 1
+		for digits < 19 {
+			if e < len(s) && isDigit(s[e]) {
+				e, digits = e+1, digits+1
+			} else if e+1 < len(s) && (s[e] == ' ' || s[e] == '-') && isDigit(s[e+1]) {
+				e, digits = e+2, digits+1
+			} else {
+				break
 			}
-		case (c == ' ' || c == '-') && run > 0 && i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '9':
-			// one separator inside a run
-		default:
-			run = 0
+		}
+		if digits >= 13 {
+			return j, e, true
 		}
 	}
-	return false
+	return 0, 0, false
 }
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // cardNumber reports whether a digit run (with separators) has the length
 // and issuer prefix of a payment card and passes the Luhn check.
