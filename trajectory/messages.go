@@ -197,10 +197,11 @@ func unwrapValidMessageList(r json.RawMessage, depth int) []json.RawMessage {
 		}
 		return nil
 	case '[':
-		var list []json.RawMessage
-		if !lenientUnmarshalValid(r, &list) {
-			return nil
-		}
+		// The elements' own bytes (lenientUnmarshal into
+		// []json.RawMessage would copy them all), an empty array giving
+		// an empty list.
+		list := []json.RawMessage{}
+		eachElement(stringOf(r), func(_ int, v string) { list = append(list, bytesOf(v)) })
 		// LangChain records a batch: [[msg, msg]]. Flatten one level.
 		if len(list) > 0 {
 			if f := trimJSON(list[0]); len(f) > 0 && f[0] == '[' {
