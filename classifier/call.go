@@ -67,7 +67,7 @@ func (c *Classifier) ClassifyCall(call Call) (inc Incident, failed, ok bool) {
 		return Incident{}, false, false
 	}
 	run := &trajectory.Run{Steps: steps, RootFound: true}
-	cl := &classification{c: c, run: run, steps: steps, schemas: c.schemas}
+	cl := &classification{c: c, run: run, steps: steps, schemas: c.schemas, resultMode: resultsKeep}
 	cl.collectCalls()
 	cl.callIncidents()
 	if len(cl.calls) == 0 {

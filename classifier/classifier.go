@@ -44,6 +44,7 @@ type Classifier struct {
 	opts        Options
 	constraints constraintSet
 	schemas     *schemaCache
+	results     *resultMemo // resultmemo.go
 }
 
 // New returns a Classifier, or an error naming the invalid option.
@@ -68,7 +69,7 @@ func New(opts Options) (*Classifier, error) {
 		return nil, fmt.Errorf("classifier: SilentCallTimeout must not be negative, got %v", opts.SilentCallTimeout)
 	}
 	opts.Constraints = append([]string(nil), opts.Constraints...)
-	return &Classifier{opts: opts, constraints: newConstraintSet(opts.Constraints), schemas: &schemaCache{}}, nil
+	return &Classifier{opts: opts, constraints: newConstraintSet(opts.Constraints), schemas: &schemaCache{}, results: newResultMemo()}, nil
 }
 
 // Classify returns the verdict of run. extra are incidents found outside

@@ -87,6 +87,9 @@ type classification struct {
 	calls   []call
 	inc     []incident
 	memo    memo
+	// resultMode: what callIncidents does with the Classifier's memo of
+	// result texts (resultmemo.go).
+	resultMode resultTextMode
 	// loopUndecided: no loop was found, but the calls were not recorded
 	// well enough to rule one out (unrecorded.go).
 	loopUndecided bool
@@ -101,7 +104,7 @@ func (c *Classifier) classify(run *trajectory.Run, extra []Incident) Verdict {
 
 // incidents finds the incidents of run and whether each was recovered.
 func (c *Classifier) incidents(run *trajectory.Run, extra []Incident) *classification {
-	cl := &classification{c: c, run: run, steps: run.Steps, schemas: c.schemas}
+	cl := &classification{c: c, run: run, steps: run.Steps, schemas: c.schemas, resultMode: resultsTake}
 	cl.collectCalls()
 	cl.callIncidents()
 	cl.llmIncidents()
@@ -289,9 +292,12 @@ func (cl *classification) callIncidents() {
 		if result == nil && tool != nil && tool.Result != "" {
 			result = &trajectory.ToolResult{CallID: c.id, Name: c.name, Content: tool.Result}
 		}
-		resErr := resultIsError(result)
-		if !resErr && !toolFailed && result != nil && cl.resultHeadFailure(result.Content) {
-			resErr = true
+		resErr := false
+		if result != nil {
+			// What the text says is read once per text for the guards
+			// and this classification (resultmemo.go).
+			rt := cl.resultText(result.Content)
+			resErr = result.IsError || rt.errorShaped || !toolFailed && rt.headFailure
 		}
 		// A tool that ran on a missing or non-numeric argument and says so
 		// only by echoing JavaScript's undefined or NaN.

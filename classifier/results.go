@@ -87,10 +87,12 @@ func resultIsError(r *trajectory.ToolResult) bool {
 	if r == nil {
 		return false
 	}
-	if r.IsError {
-		return true
-	}
-	c := strings.TrimSpace(r.Content)
+	return r.IsError || resultTextIsError(r.Content)
+}
+
+// resultTextIsError reports whether a result's text is error-shaped.
+func resultTextIsError(content string) bool {
+	c := strings.TrimSpace(content)
 	if c == "" {
 		return false
 	}

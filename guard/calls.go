@@ -20,7 +20,7 @@ import (
 // boundary, its requested calls, the results of its own calls it recorded.
 // Each part is taken once, when the step first has it.
 func (r *Run) llmStep(k int32) {
-	s := &r.steps[k]
+	s := r.steps[k]
 	var fedOnly []int32
 	if !s.resDone && len(s.eff.InputResults) > 0 {
 		s.resDone = true
@@ -63,7 +63,7 @@ func (r *Run) llmStep(k int32) {
 // already ran them (by call ID, or by name among the tool steps of the
 // turn before, started after the model step did), else as new calls.
 func (r *Run) requests(k int32) {
-	s := &r.steps[k]
+	s := r.steps[k]
 	early := s.early
 	s.early = nil
 requests:
@@ -98,7 +98,7 @@ requests:
 // detector now when its arguments identify it; otherwise its result will,
 // at the next turn.
 func (r *Run) toolStep(k int32) {
-	s := &r.steps[k]
+	s := r.steps[k]
 	if s.call < 0 {
 		j := int32(-1)
 		if id := s.eff.ToolCallID; id != "" {
@@ -149,7 +149,7 @@ func (r *Run) takeResult(k int32, res *trajectory.ToolResult) (j int32, created 
 	if r.results[key] {
 		return -1, false // conversations are resent whole on every turn
 	}
-	r.results[key] = true
+	set(&r.results, key, true)
 	j = -1
 	if res.CallID != "" {
 		if c, ok := r.byID[res.CallID]; ok {
@@ -187,10 +187,10 @@ func (r *Run) newCall(c callRec) int32 {
 	r.calls = append(r.calls, c)
 	if c.id != "" {
 		if _, dup := r.byID[c.id]; !dup {
-			r.byID[c.id] = j
+			set(&r.byID, c.id, j)
 		}
 	}
-	r.byTool[c.name] = append(r.byTool[c.name], j)
+	set(&r.byTool, c.name, append(r.byTool[c.name], j))
 	r.notInLoop = append(r.notInLoop, j)
 	r.classify(j)
 	return j
@@ -222,10 +222,13 @@ func (r *Run) classify(j int32) {
 	case ok:
 		status = callOK
 	}
-	if status == c.status && (status != callFailed || inc == c.inc) {
+	if status == c.status && (status != callFailed || inc == *c.inc) {
 		return
 	}
-	c.status, c.inc = status, inc
+	c.status, c.inc = status, nil
+	if status == callFailed {
+		c.inc = &inc
+	}
 	if status == callFailed && j == r.lastAdd {
 		r.loop.LastFailed()
 	}

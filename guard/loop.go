@@ -20,6 +20,9 @@ func (r *Run) addToLoop(j int32) {
 	}
 	c.inLoop = true
 	r.lastAdd = j
+	if r.loop == nil {
+		r.loop = r.g.classifier.NewLoopDetector()
+	}
 	l, found := r.loop.Add(c.name, r.args(c), c.result, c.status == callFailed)
 	if !found || !r.g.cfg.Loop.Enabled {
 		return

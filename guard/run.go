@@ -97,7 +97,7 @@ type Run struct {
 
 	nodes   map[pcommon.SpanID]spanNode
 	waiting map[pcommon.SpanID][]int32 // steps whose parent chain stops at this unseen span
-	steps   []stepRec
+	steps   []*stepRec                 // pointers: a held run's steps are not copied as the list grows
 
 	calls        []callRec
 	byID         map[string]int32
@@ -175,24 +175,23 @@ type callRec struct {
 	result     *trajectory.ToolResult
 	resultStep int32 // LLM step the result was fed to, -1
 	status     callStatus
-	inc        classifier.Incident
+	inc        *classifier.Incident // set while the call is failed
 	inLoop     bool
 }
 
 // NewRun returns the state of a new in-flight run.
 func (g *Guards) NewRun() *Run {
-	return &Run{
-		g:       g,
-		nodes:   map[pcommon.SpanID]spanNode{},
-		waiting: map[pcommon.SpanID][]int32{},
-		byID:    map[string]int32{},
-		results: map[[sha256.Size]byte]bool{},
-		byTool:  map[string][]int32{},
-		hints:   map[string]trajectory.ToolHints{},
-		loop:    g.classifier.NewLoopDetector(),
-		lastAdd: -1,
-		tripped: map[Name]bool{},
+	// The other maps and the loop detector are made when first needed:
+	// many runs never fill them, and a held trace keeps its run.
+	return &Run{g: g, nodes: map[pcommon.SpanID]spanNode{}, lastAdd: -1}
+}
+
+// set writes m[k] = v, making the map on its first entry.
+func set[K comparable, V any](m *map[K]V, k K, v V) {
+	if *m == nil {
+		*m = make(map[K]V)
 	}
+	(*m)[k] = v
 }
 
 // Add feeds a batch of new spans of the run (in any order: they are taken
@@ -232,7 +231,7 @@ func (r *Run) trip(t Trip) {
 	if r.tripped[t.Guard] {
 		return
 	}
-	r.tripped[t.Guard] = true
+	set(&r.tripped, t.Guard, true)
 	r.out = append(r.out, t)
 }
 
@@ -304,7 +303,7 @@ func (r *Run) addSpan(s *Read) {
 		r.steps[k].ids = append(r.steps[k].ids, id)
 	} else {
 		k = int32(len(r.steps))
-		r.steps = append(r.steps, stepRec{eff: rd.Step, status: s.status,
+		r.steps = append(r.steps, &stepRec{eff: rd.Step, status: s.status,
 			ids: []pcommon.SpanID{id}, merged: -1, top: id, call: -1})
 		if !ok {
 			r.waitOn(node.parent, k)
@@ -378,7 +377,7 @@ func (r *Run) waitOn(id pcommon.SpanID, k int32) {
 		}
 		n, seen := r.nodes[id]
 		if !seen {
-			r.waiting[id] = append(r.waiting[id], k)
+			set(&r.waiting, id, append(r.waiting[id], k))
 			return
 		}
 		if n.step >= 0 {
@@ -412,7 +411,7 @@ func (r *Run) resolveWaiting(id pcommon.SpanID) {
 
 // mergeInto merges step w (nested) into step k (its outer span's call).
 func (r *Run) mergeInto(k, w int32) {
-	sk, sw := &r.steps[k], &r.steps[w]
+	sk, sw := r.steps[k], r.steps[w]
 	sk.parts = append(sk.allParts(), sw.allParts()...)
 	sw.parts = nil
 	sk.ids = append(sk.ids, sw.ids...)
@@ -461,7 +460,7 @@ func (s *stepRec) allParts() []trajectory.Step {
 
 // recompute merges step k's parts as Build merges them.
 func (r *Run) recompute(k int32) {
-	s := &r.steps[k]
+	s := r.steps[k]
 	if s.parts == nil {
 		return // one span: eff is its reading
 	}
@@ -474,7 +473,7 @@ func (r *Run) recompute(k int32) {
 // fold folds what step k now says into the run: usage, tool definitions,
 // calls (and the guards they trip).
 func (r *Run) fold(k int32) {
-	s := &r.steps[k]
+	s := r.steps[k]
 	if s.eff.Kind == trajectory.StepLLM {
 		u := r.g.prices.usageOf(&s.eff)
 		r.usage = r.usage.Add(sub(u, s.usage))
@@ -501,7 +500,7 @@ func (r *Run) noteTools(defs []trajectory.ToolDef, agent bool) {
 			continue
 		}
 		if _, ok := r.hints[d.Name]; ok || len(r.hints) < maxHintedTools {
-			r.hints[d.Name] = d.Hints
+			set(&r.hints, d.Name, d.Hints)
 		}
 	}
 }
@@ -517,7 +516,7 @@ func (r *Run) ReadStep(id pcommon.SpanID) *trajectory.Step {
 	if !ok || n.step < 0 {
 		return nil
 	}
-	s := &r.steps[n.step]
+	s := r.steps[n.step]
 	if s.parts == nil {
 		if len(s.ids) == 1 && s.ids[0] == id {
 			return &s.eff

@@ -1,0 +1,116 @@
+package classifier
+
+import (
+	"hash/maphash"
+	"sync"
+	"unsafe"
+)
+
+// The in-flight guards read each tool call as its parts arrive
+// (ClassifyCall), and Classify reads the same calls again when the run's
+// root arrives. What a result's text says on its own — error-shaped
+// (resultIsError's text tests), or a first line a rule reads as a failure
+// (resultHeadFailure) — is the same computation both times, and with the
+// text rules it is most of what reading a call costs. ClassifyCall keeps
+// it per text; Classify takes it (an entry is handed out once, so the memo
+// holds the results of runs still in flight).
+//
+// A text is known by its identity (address and length), not by its bytes:
+// Classify at the root reads the very strings the guards read (Build takes
+// over the guards' readings of the spans, trajectory.WithReadSteps), and
+// texts of other traces, however alike, are read again. An entry does not
+// keep its text alive (a result's text may be a slice of a whole message
+// history): it keeps a hash of the text, checked on every hit, so that an
+// address reused for another text of the same length reads that text again
+// (unless the seeded 64-bit hashes collide). The memo is per Classifier:
+// the rules are.
+
+// maxResultEntries bounds one generation; when the current one is full it
+// becomes the previous one and the oldest is dropped.
+const maxResultEntries = 32 << 10
+
+// resultText is what a result's text says on its own.
+type resultText struct {
+	// errorShaped: the text reads as an error report (resultIsError).
+	errorShaped bool
+	// headFailure: resultHeadFailure of the text (read only when the text
+	// is not error-shaped).
+	headFailure bool
+}
+
+type resultKey struct {
+	p *byte
+	n int
+}
+
+type resultEntry struct {
+	hash uint64 // of the text
+	v    resultText
+}
+
+type resultMemo struct {
+	seed      maphash.Seed
+	mu        sync.Mutex
+	cur, prev map[resultKey]resultEntry
+}
+
+func newResultMemo() *resultMemo { return &resultMemo{seed: maphash.MakeSeed()} }
+
+// resultTextMode says what a classification does with the memo.
+type resultTextMode uint8
+
+const (
+	resultsRead resultTextMode = iota // neither keeps nor takes (tests)
+	resultsKeep                       // ClassifyCall: keeps what it reads
+	resultsTake                       // Classify: takes what was kept
+)
+
+// resultText reads what the text s of a result says, through the
+// Classifier's memo as the classification's mode says.
+func (cl *classification) resultText(s string) resultText {
+	if s == "" || cl.c == nil || cl.resultMode == resultsRead {
+		return cl.readResultText(s)
+	}
+	m := cl.c.results
+	k := resultKey{p: unsafe.StringData(s), n: len(s)}
+	h := maphash.String(m.seed, s)
+	m.mu.Lock()
+	e, ok := m.cur[k]
+	inCur := ok
+	if !ok {
+		e, ok = m.prev[k]
+	}
+	ok = ok && e.hash == h
+	if ok && cl.resultMode == resultsTake {
+		if inCur {
+			delete(m.cur, k)
+		} else {
+			delete(m.prev, k)
+		}
+	}
+	m.mu.Unlock()
+	if ok {
+		return e.v
+	}
+	v := cl.readResultText(s)
+	if cl.resultMode == resultsKeep {
+		m.mu.Lock()
+		m.putLocked(k, resultEntry{hash: h, v: v})
+		m.mu.Unlock()
+	}
+	return v
+}
+
+func (cl *classification) readResultText(s string) resultText {
+	if resultTextIsError(s) {
+		return resultText{errorShaped: true}
+	}
+	return resultText{headFailure: cl.resultHeadFailure(s)}
+}
+
+func (m *resultMemo) putLocked(k resultKey, e resultEntry) {
+	if m.cur == nil || len(m.cur) >= maxResultEntries {
+		m.prev, m.cur = m.cur, make(map[resultKey]resultEntry)
+	}
+	m.cur[k] = e
+}
