@@ -106,3 +106,21 @@ func TestInputListsBranchesKeepTheirRanges(t *testing.T) {
 		t.Fatalf("%d lists resumed, want 3", lists.resumed)
 	}
 }
+
+// Any list read after any other scans as a whole scan does.
+func FuzzInputListsResume(f *testing.F) {
+	f.Add(`[{"a":1},2`, `]`, `,3]`)
+	f.Add(`[1`, `]`, `,{"b":"x,y"} ]`)
+	f.Add(`["s\"",12`, `] `, `3]`)
+	f.Add(`[[1,2]`, `]`, `  ,  null]`)
+	f.Fuzz(func(t *testing.T, prefix, end1, rest string) {
+		var lists inputLists
+		for _, s := range []string{prefix + end1, prefix + rest, prefix + end1 + rest} {
+			got, gotOK := lists.elements(s)
+			want, wantOK := arrayElements(s, nil)
+			if gotOK != wantOK || wantOK && !reflect.DeepEqual(got, want) {
+				t.Fatalf("%q: got %v %v, want %v %v", s, got, gotOK, want, wantOK)
+			}
+		}
+	})
+}
