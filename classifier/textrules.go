@@ -68,6 +68,34 @@ type textRule struct {
 type alternative struct {
 	re  *regexp.Regexp
 	lit string
+	// An alternative \bP X (a word boundary, then a literal P: most of
+	// them) gives Go's matcher no literal prefix to skip to, so it tries
+	// every position of the text. loose is P X: every match of the
+	// alternative is one of it, and Go finds its matches from the
+	// occurrences of P alone, so a text it does not match is rejected at
+	// the cost of a substring search.
+	loose *regexp.Regexp
+}
+
+// newAlternative compiles one alternative (on lower-cased text).
+func newAlternative(expr string) alternative {
+	return alternative{re: regexp.MustCompile(expr), lit: requiredLiteral(expr), loose: withoutLeadingBoundary(expr)}
+}
+
+// withoutLeadingBoundary compiles P X from an expression \bP X (P a
+// literal), nil for any other form.
+func withoutLeadingBoundary(expr string) *regexp.Regexp {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil || re.Op != syntax.OpConcat || len(re.Sub) < 2 ||
+		re.Sub[0].Op != syntax.OpWordBoundary || re.Sub[1].Op != syntax.OpLiteral {
+		return nil
+	}
+	rest := &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: re.Sub[1:]}
+	loose, err := regexp.Compile(rest.String())
+	if err != nil {
+		return nil
+	}
+	return loose
 }
 
 func init() {
@@ -78,7 +106,7 @@ func init() {
 			continue
 		}
 		for _, alt := range splitAlternatives(src[len("(?i)"):]) {
-			r.alts = append(r.alts, alternative{re: regexp.MustCompile(alt), lit: requiredLiteral(alt)})
+			r.alts = append(r.alts, newAlternative(alt))
 		}
 		r.anyText = !slices.ContainsFunc(r.alts, func(a alternative) bool { return !foldSafe(a.re.String()) })
 	}
@@ -514,6 +542,9 @@ func matchAny(alts []alternative, s string) bool {
 	for i := range alts {
 		a := &alts[i]
 		if a.lit != "" && !strings.Contains(s, a.lit) {
+			continue
+		}
+		if a.loose != nil && !a.loose.MatchString(s) {
 			continue
 		}
 		if a.re.MatchString(s) {

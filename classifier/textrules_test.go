@@ -1,6 +1,7 @@
 package classifier
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -314,7 +315,57 @@ func FuzzTextRules(f *testing.F) {
 			t.Fatalf("textEvidence lost the text of %q", s)
 		}
 		_ = utf8.ValidString(s)
+		checkAlternatives(t, s)
 	})
+}
+
+// checkAlternatives: every split alternative, tried first without its
+// leading word boundary, answers as its expression does, on the
+// lower-cased text and on the text as it is.
+func checkAlternatives(t *testing.T, s string) {
+	t.Helper()
+	for _, text := range []string{strings.ToLower(s), s} {
+		for _, r := range textRules {
+			for i := range r.alts {
+				if got, want := matchAny(r.alts[i:i+1], text), r.alts[i].re.MatchString(text); got != want {
+					t.Fatalf("rule %s alternative %q on %q: %v, expression %v", r.name, r.alts[i].re, text, got, want)
+				}
+			}
+		}
+	}
+}
+
+// Trying an alternative without its leading word boundary first is an
+// optimisation: it must never change an answer.
+func TestAlternativeWithoutBoundary(t *testing.T) {
+	loose := 0
+	for _, r := range textRules {
+		for _, a := range r.alts {
+			if a.loose != nil {
+				loose++
+			}
+		}
+	}
+	if loose == 0 {
+		t.Fatal("no alternative has a prefix to search from")
+	}
+	texts := append(ruleTestTexts(), "x_context length exceeded", "context", "pcontext window exceeded; context window exceeded",
+		"(context window limit)", "\u00e9context length exceeded", "contextcontext length exceeded", "")
+	for _, s := range texts {
+		checkAlternatives(t, s)
+	}
+	// Expressions of the form, and a text matching only without the \b.
+	for expr, text := range map[string]string{
+		`\bcontext[ _-]?window\b`: "xcontext-window",
+		`\bno\s+such`:             "uno such",
+		`\b(?:a|b)c`:              "",
+		`context\b`:               "",
+	} {
+		re := withoutLeadingBoundary(expr)
+		if (re != nil) != (text != "") || (re != nil && (!re.MatchString(text) || regexp.MustCompile(expr).MatchString(text))) {
+			t.Errorf("withoutLeadingBoundary(%q) = %v", expr, re)
+		}
+	}
 }
 
 // ruleTestTexts are the held-out phrasings and the near misses.
