@@ -186,17 +186,23 @@ func (r *Redactor) Redact(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	ascii := isASCII(s)
 	for i := range r.patterns {
-		p := &r.patterns[i]
-		if !p.mayMatch(s, ascii) || !p.re.MatchString(s) {
-			continue
-		}
-		if p.repl == "" {
-			s = p.re.ReplaceAllLiteralString(s, Redacted)
-		} else {
-			s = p.re.ReplaceAllString(s, p.repl)
+		if p := &r.patterns[i]; p.mayMatch(s, ascii) {
+			s = p.redact(s)
 		}
 	}
 	return redactCardNumbers(s)
+}
+
+// redact replaces the pattern's matches in s.
+func (p *secretPattern) redact(s string) string {
+	switch {
+	case !p.re.MatchString(s):
+		return s
+	case p.repl == "":
+		return p.re.ReplaceAllLiteralString(s, Redacted)
+	default:
+		return p.re.ReplaceAllString(s, p.repl)
+	}
 }
 
 // Truncate bounds s to MaxLen bytes at a rune boundary, saying how much was cut.

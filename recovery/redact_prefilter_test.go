@@ -11,15 +11,8 @@ import (
 // pattern is tried on every text.
 func (r *Redactor) redactEveryPattern(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
-	for _, p := range r.patterns {
-		if !p.re.MatchString(s) {
-			continue
-		}
-		if p.repl == "" {
-			s = p.re.ReplaceAllLiteralString(s, Redacted)
-		} else {
-			s = p.re.ReplaceAllString(s, p.repl)
-		}
+	for i := range r.patterns {
+		s = r.patterns[i].redact(s)
 	}
 	return redactCardNumbers(s)
 }
