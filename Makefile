@@ -24,6 +24,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzBuild$$' -fuzztime=$(FUZZTIME) ./trajectory
 	$(GO) test -run='^$$' -fuzz='^FuzzBuildLogs$$' -fuzztime=$(FUZZTIME) ./trajectory
 	$(GO) test -run='^$$' -fuzz='^FuzzTextRules$$' -fuzztime=$(FUZZTIME) ./classifier
+	$(GO) test -run='^$$' -fuzz='^FuzzCanonicalArgs$$' -fuzztime=$(FUZZTIME) ./classifier
 	$(GO) test -run='^$$' -fuzz='^FuzzParseAnswer$$' -fuzztime=$(FUZZTIME) ./classifier/llm
 	$(GO) test -run='^$$' -fuzz='^FuzzRedactor$$' -fuzztime=$(FUZZTIME) ./recovery
 	$(GO) test -run='^$$' -fuzz='^FuzzDecideInput$$' -fuzztime=$(FUZZTIME) ./recovery

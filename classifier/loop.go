@@ -24,6 +24,15 @@ func canonicalArgs(raw string) string {
 	if raw == "" {
 		return "{}"
 	}
+	if canon, ok := canonicalFast(raw); ok {
+		return canon
+	}
+	return canonicalDecoded(raw)
+}
+
+// canonicalDecoded is canonicalArgs by decoding into Go values and encoding
+// them again, for what canonicalFast leaves.
+func canonicalDecoded(raw string) string {
 	dec := json.NewDecoder(strings.NewReader(raw))
 	dec.UseNumber()
 	var v any
