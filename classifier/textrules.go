@@ -73,8 +73,9 @@ type alternative struct {
 	// every position of the text. loose is P X: every match of the
 	// alternative is one of it, and Go finds its matches from the
 	// occurrences of P alone, so a text it does not match is rejected at
-	// the cost of a substring search.
-	loose *regexp.Regexp
+	// the cost of a substring search. For \b(?:P1|P2...) X, loose holds
+	// P1 X, P2 X, ...: a match of the alternative is a match of one.
+	loose []*regexp.Regexp
 }
 
 // newAlternative compiles one alternative (on lower-cased text).
@@ -82,20 +83,38 @@ func newAlternative(expr string) alternative {
 	return alternative{re: regexp.MustCompile(expr), lit: requiredLiteral(expr), loose: withoutLeadingBoundary(expr)}
 }
 
-// withoutLeadingBoundary compiles P X from an expression \bP X (P a
-// literal), nil for any other form.
-func withoutLeadingBoundary(expr string) *regexp.Regexp {
+// withoutLeadingBoundary compiles P X from an expression \bP X, or each
+// Pi X from \b(?:P1|P2...) X, where each P starts with a literal; nil for
+// any other form.
+func withoutLeadingBoundary(expr string) []*regexp.Regexp {
 	re, err := syntax.Parse(expr, syntax.Perl)
-	if err != nil || re.Op != syntax.OpConcat || len(re.Sub) < 2 ||
-		re.Sub[0].Op != syntax.OpWordBoundary || re.Sub[1].Op != syntax.OpLiteral {
+	if err != nil || re.Op != syntax.OpConcat || len(re.Sub) < 2 || re.Sub[0].Op != syntax.OpWordBoundary {
 		return nil
 	}
-	rest := &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: re.Sub[1:]}
-	loose, err := regexp.Compile(rest.String())
-	if err != nil {
-		return nil
+	heads := []*syntax.Regexp{re.Sub[1]}
+	if re.Sub[1].Op == syntax.OpAlternate {
+		heads = re.Sub[1].Sub
 	}
-	return loose
+	var out []*regexp.Regexp
+	for _, h := range heads {
+		if !startsWithLiteral(h) {
+			return nil
+		}
+		rest := &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: append([]*syntax.Regexp{h}, re.Sub[2:]...)}
+		loose, err := regexp.Compile(rest.String())
+		if err != nil {
+			return nil
+		}
+		out = append(out, loose)
+	}
+	return out
+}
+
+func startsWithLiteral(re *syntax.Regexp) bool {
+	for re.Op == syntax.OpConcat && len(re.Sub) > 0 {
+		re = re.Sub[0]
+	}
+	return re.Op == syntax.OpLiteral && re.Flags&syntax.FoldCase == 0
 }
 
 func init() {
@@ -544,7 +563,7 @@ func matchAny(alts []alternative, s string) bool {
 		if a.lit != "" && !strings.Contains(s, a.lit) {
 			continue
 		}
-		if a.loose != nil && !a.loose.MatchString(s) {
+		if a.loose != nil && !slices.ContainsFunc(a.loose, func(l *regexp.Regexp) bool { return l.MatchString(s) }) {
 			continue
 		}
 		if a.re.MatchString(s) {

@@ -2,6 +2,7 @@ package classifier
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -358,12 +359,14 @@ func TestAlternativeWithoutBoundary(t *testing.T) {
 	for expr, text := range map[string]string{
 		`\bcontext[ _-]?window\b`: "xcontext-window",
 		`\bno\s+such`:             "uno such",
-		`\b(?:a|b)c`:              "",
+		`\b(?:ab|cd)e`:            "xcde",
+		`\b(?:a|[bc])d`:           "",
 		`context\b`:               "",
 	} {
-		re := withoutLeadingBoundary(expr)
-		if (re != nil) != (text != "") || (re != nil && (!re.MatchString(text) || regexp.MustCompile(expr).MatchString(text))) {
-			t.Errorf("withoutLeadingBoundary(%q) = %v", expr, re)
+		res := withoutLeadingBoundary(expr)
+		matches := slices.ContainsFunc(res, func(re *regexp.Regexp) bool { return re.MatchString(text) })
+		if (res != nil) != (text != "") || (res != nil && (!matches || regexp.MustCompile(expr).MatchString(text))) {
+			t.Errorf("withoutLeadingBoundary(%q) = %v", expr, res)
 		}
 	}
 }
