@@ -161,53 +161,58 @@ func (w *canonWriter) number() bool {
 	return true
 }
 
-func (w *canonWriter) array() bool {
+// open enters the container whose opening byte is next, within the depth
+// bound.
+func (w *canonWriter) open() bool {
 	if w.depth++; w.depth > maxCanonicalDepth {
 		return false
 	}
+	w.out = append(w.out, w.src[w.pos])
 	w.pos++
-	w.out = append(w.out, '[')
-	if w.space(); w.pos < len(w.src) && w.src[w.pos] == ']' {
+	return true
+}
+
+// closeWith leaves the container when its closing byte is next.
+func (w *canonWriter) closeWith(c byte) bool {
+	if w.space(); w.pos < len(w.src) && w.src[w.pos] == c {
 		w.pos++
-		w.out = append(w.out, ']')
+		w.out = append(w.out, c)
 		w.depth--
+		return true
+	}
+	return false
+}
+
+func (w *canonWriter) array() bool {
+	if !w.open() {
+		return false
+	}
+	if w.closeWith(']') {
 		return true
 	}
 	for {
 		if !w.value() {
 			return false
 		}
-		if w.space(); w.pos >= len(w.src) {
-			return false
-		}
-		switch w.src[w.pos] {
-		case ',':
-			w.pos++
-			w.out = append(w.out, ',')
-		case ']':
-			w.pos++
-			w.out = append(w.out, ']')
-			w.depth--
+		if w.closeWith(']') {
 			return true
-		default:
+		}
+		if w.pos >= len(w.src) || w.src[w.pos] != ',' {
 			return false
 		}
+		w.pos++
+		w.out = append(w.out, ',')
 	}
 }
 
 // object writes the members as they come, then rewrites them in key
 // order (encoding/json sorts a map's keys bytewise).
 func (w *canonWriter) object() bool {
-	if w.depth++; w.depth > maxCanonicalDepth {
+	if !w.open() {
 		return false
 	}
-	w.pos++
-	w.out = append(w.out, '{')
 	first, base := len(w.out), len(w.members)
-	if w.space(); w.pos < len(w.src) && w.src[w.pos] == '}' {
-		w.pos++
-		w.out = append(w.out, '}')
-		w.depth--
+	if w.closeWith('}') {
 		return true
 	}
 	for {
