@@ -9,8 +9,6 @@ import (
 	"github.com/hashicorp/golang-lru/v2/simplelru"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
 	"github.com/triage-otel/triage/trajectory"
@@ -231,7 +229,7 @@ func (p *triageProcessor) recordDecidedCache(ctx context.Context, s decidedStats
 		p.tb.ProcessorTriageDecisionCacheBytes.Add(ctx, s.bytesDelta)
 	}
 	for limit, n := range s.evicted {
-		p.tb.ProcessorTriageDecisionCacheEvicted.Add(ctx, n, metric.WithAttributes(attribute.String("cache_limit", limit)))
+		p.tb.ProcessorTriageDecisionCacheEvicted.Add(ctx, n, attrs1("cache_limit", limit))
 	}
 	if s.young > 0 {
 		p.warnCacheEvicted.Log(p.logger, s.young,

@@ -7,8 +7,6 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
 	"github.com/triage-otel/triage/classifier"
@@ -137,7 +135,7 @@ func (p *triageProcessor) runInFlight(ctx context.Context, feeds []inFlightFeed)
 		trips = append(trips, p.sessionBudgets(ctx, st.run)...)
 		for i := range trips {
 			tr := &trips[i]
-			p.tb.ProcessorTriageGuardTrips.Add(ctx, 1, metric.WithAttributes(attribute.String("guard", string(tr.Guard))))
+			p.tb.ProcessorTriageGuardTrips.Add(ctx, 1, attrs1("guard", string(tr.Guard)))
 			d, anns, ok := p.inFlightDecision(ctx, f.h.id, st.run, tr)
 			if !ok {
 				continue
@@ -329,7 +327,7 @@ func (r *recoverer) addUsage(ctx context.Context, session string, u recovery.Usa
 	defer cancel()
 	total, err := r.engine.AddUsage(cctx, session, u)
 	if err != nil {
-		r.tb.ProcessorTriageRecoveryErrors.Add(ctx, 1, metric.WithAttributes(attribute.String("operation", "add_usage")))
+		r.tb.ProcessorTriageRecoveryErrors.Add(ctx, 1, attrs1("operation", "add_usage"))
 		r.logger.Debug("adding session usage", r.out.err(err))
 	}
 	return total, err

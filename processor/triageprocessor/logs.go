@@ -11,8 +11,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 
 	"github.com/triage-otel/triage/trajectory"
 )
@@ -180,7 +178,7 @@ func (p *triageProcessor) ingestLogs(ctx context.Context, ld plog.Logs) []*heldT
 	}
 	for reason, n := range li.dropped {
 		if n > 0 {
-			p.tb.ProcessorTriageLogRecordsDropped.Add(ctx, n, metric.WithAttributes(attribute.String("reason", reason)))
+			p.tb.ProcessorTriageLogRecordsDropped.Add(ctx, n, attrs1("reason", reason))
 		}
 	}
 	return li.toDecide

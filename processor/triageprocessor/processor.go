@@ -13,8 +13,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
 	"github.com/triage-otel/triage/guard"
@@ -409,7 +407,7 @@ func (p *triageProcessor) decideExpired(ctx context.Context) {
 	p.recordHeld(ctx, dTraces, dSpans)
 	if expiredLogs > 0 {
 		p.tb.ProcessorTriageLogRecordsHeld.Add(ctx, -expiredLogs)
-		p.tb.ProcessorTriageLogRecordsDropped.Add(ctx, expiredLogs, metric.WithAttributes(attribute.String("reason", dropExpired)))
+		p.tb.ProcessorTriageLogRecordsDropped.Add(ctx, expiredLogs, attrs1("reason", dropExpired))
 	}
 	p.finish(ctx, toDecide, ptrace.Traces{})
 }
@@ -601,7 +599,7 @@ func (p *triageProcessor) recordIntake(ctx context.Context, in *intake) {
 		p.tb.ProcessorTriageLateSpansPassed.Add(ctx, in.nPassed)
 	}
 	for limit, n := range in.cut {
-		p.tb.ProcessorTriageSpansCut.Add(ctx, n, metric.WithAttributes(attribute.String("limit", limit)))
+		p.tb.ProcessorTriageSpansCut.Add(ctx, n, attrs1("limit", limit))
 	}
 	if in.evicted > 0 {
 		p.tb.ProcessorTriageTracesEvicted.Add(ctx, in.evicted)

@@ -90,7 +90,7 @@ func newRecoverer(cfg *RecoveryConfig, red *recovery.Redactor, tb *metadata.Tele
 // alone for recheck_interval, come with nil, so this logs at most once per
 // interval.
 func (r *recoverer) onDegraded(op string, err error) {
-	r.tb.ProcessorTriageRecoveryDegraded.Add(context.Background(), 1, metric.WithAttributes(attribute.String("operation", op)))
+	r.tb.ProcessorTriageRecoveryDegraded.Add(context.Background(), 1, attrs1("operation", op))
 	if err != nil {
 		r.logger.Warn("recovery history: Redis failed, serving from memory (history is local to this collector until Redis answers again)",
 			zap.String("endpoint", r.redis), zap.String("operation", op), r.out.err(err))
@@ -141,7 +141,7 @@ func (r *recoverer) decideInput(ctx context.Context, in recovery.Input) (d recov
 	d, err := r.engine.Decide(cctx, in)
 	cancel()
 	if err != nil {
-		r.tb.ProcessorTriageRecoveryErrors.Add(ctx, 1, metric.WithAttributes(attribute.String("operation", "decide")))
+		r.tb.ProcessorTriageRecoveryErrors.Add(ctx, 1, attrs1("operation", "decide"))
 		r.logger.Warn("no recovery decision", zap.String("phase", in.Phase), zap.Stringer("trace_id", in.TraceID), zap.Stringer("span_id", in.SpanID), r.out.err(err))
 		return d, nil, false
 	}
@@ -149,7 +149,7 @@ func (r *recoverer) decideInput(ctx context.Context, in recovery.Input) (d recov
 	// guarantee: every text field of d has passed the redactor once.
 	raw, err := d.JSON()
 	if err != nil {
-		r.tb.ProcessorTriageRecoveryErrors.Add(ctx, 1, metric.WithAttributes(attribute.String("operation", "decide")))
+		r.tb.ProcessorTriageRecoveryErrors.Add(ctx, 1, attrs1("operation", "decide"))
 		r.logger.Warn("encoding a recovery decision", zap.Stringer("trace_id", in.TraceID), r.out.err(err))
 		return d, nil, false
 	}
@@ -198,7 +198,7 @@ func (r *recoverer) recordSuccess(ctx context.Context, run *trajectory.Run) {
 	})
 	cancel()
 	if err != nil {
-		r.tb.ProcessorTriageRecoveryErrors.Add(ctx, 1, metric.WithAttributes(attribute.String("operation", "record_success")))
+		r.tb.ProcessorTriageRecoveryErrors.Add(ctx, 1, attrs1("operation", "record_success"))
 		r.logger.Debug("recording a successful run", zap.String("trace_id", run.TraceID.String()), r.out.err(err))
 	}
 }

@@ -9,8 +9,6 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/ottl/ottlfuncs"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
 	"github.com/triage-otel/triage/classifier"
@@ -104,7 +102,7 @@ func (p *triageProcessor) evalRule(ctx context.Context, r compiledRule, tctx *ot
 			}
 			continue
 		}
-		p.tb.ProcessorTriageRuleErrors.Add(ctx, 1, metric.WithAttributes(attribute.String("rule", r.name)))
+		p.tb.ProcessorTriageRuleErrors.Add(ctx, 1, attrs1("rule", r.name))
 		switch p.cfg.ErrorMode {
 		case ottl.PropagateError:
 			err = fmt.Errorf("rule %q: condition %q: %w", r.name, c.String(), err)
