@@ -1,5 +1,7 @@
 package trajectory
 
+import "strings"
+
 // A validating JSON scanner that decodes nothing: it finds the elements of
 // an array and checks the syntax of the whole text (exactly what
 // encoding/json accepts), without allocating. Chat spans carry the whole
@@ -276,4 +278,72 @@ func special(w uint64) bool {
 
 func isHex(c byte) bool {
 	return isDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+// Text the scanner validated is read again by the decoders (eachMember,
+// eachElement) to find where each member or element ends: a wrapper, then
+// its batch, then each message, then LangChain's kwargs. Checking the syntax
+// each time made those passes most of decoding a serialized history;
+// skipValid only looks for the end, finding the closing quote of a string
+// with strings.IndexByte.
+
+// skipValid moves sc.i past the value starting there, in text known to be
+// valid JSON. On other text it stops somewhere in it, never past its end,
+// and may not move at all (at a ',', '}', ']' or the end).
+func (sc *jsonScanner) skipValid() {
+	s, i := sc.s, sc.i
+	if i >= len(s) {
+		return
+	}
+	switch s[i] {
+	case '"':
+		sc.i = skipValidString(s, i)
+		return
+	case '{', '[':
+		depth := 0
+		for i < len(s) {
+			switch s[i] {
+			case '"':
+				i = skipValidString(s, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					sc.i = i + 1
+					return
+				}
+			}
+			i++
+		}
+		sc.i = len(s)
+		return
+	}
+	for i < len(s) && !isSpace(s[i]) && s[i] != ',' && s[i] != '}' && s[i] != ']' {
+		i++
+	}
+	sc.i = i
+}
+
+// skipValidString returns the index just past the string literal opening at
+// s[i] (len(s) when it does not close).
+func skipValidString(s string, i int) int {
+	start := i + 1
+	for i = start; i < len(s); i++ {
+		j := strings.IndexByte(s[i:], '"')
+		if j < 0 {
+			return len(s)
+		}
+		i += j
+		// The quote closes the string unless an odd run of backslashes
+		// escapes it.
+		k := i
+		for k > start && s[k-1] == '\\' {
+			k--
+		}
+		if (i-k)%2 == 0 {
+			return i + 1
+		}
+	}
+	return len(s)
 }

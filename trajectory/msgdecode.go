@@ -27,7 +27,8 @@ func jsonKind(v string) byte {
 }
 
 // eachMember calls fn with every key (decoded) and value text of the valid
-// JSON object v (on invalid text it stops where the text stops being JSON).
+// JSON object v (on invalid text it stops somewhere, or gives values that
+// are not JSON; it never reads past v).
 func eachMember(v string, fn func(key, val string)) {
 	sc := jsonScanner{s: v, i: 1}
 	for {
@@ -36,16 +37,16 @@ func eachMember(v string, fn func(key, val string)) {
 			return // '}'
 		}
 		k0 := sc.i
-		if !sc.str() {
-			return // not valid JSON: callers validate first
+		if sc.i = skipValidString(v, sc.i); sc.i >= len(v) {
+			return // not valid JSON
 		}
 		key := jsonStringText(v[k0:sc.i])
 		sc.space()
 		sc.i++ // ':'
 		sc.space()
 		v0 := sc.i
-		if !sc.value(1) {
-			return
+		if sc.skipValid(); sc.i == v0 {
+			return // not valid JSON: callers validate first
 		}
 		fn(key, v[v0:sc.i])
 		sc.space()
@@ -64,7 +65,7 @@ func eachElement(v string, fn func(i int, val string)) {
 			return
 		}
 		v0 := sc.i
-		if !sc.value(1) {
+		if sc.skipValid(); sc.i == v0 {
 			return // not valid JSON: callers validate first
 		}
 		fn(n, v[v0:sc.i])

@@ -19,10 +19,15 @@ func stdLenient(data []byte, v any) bool {
 // did) and with the scanner's decoders, and compares.
 func checkMessageDecode(t *testing.T, s string) {
 	t.Helper()
+	// The decoders' skipping of validated text stays within any text.
+	eachMember(s, func(string, string) {})
+	eachElement(s, func(int, string) {})
 	if !json.Valid([]byte(s)) {
 		return
 	}
 	v := strings.TrimSpace(s)
+	// On valid text it ends each value where the validating scan does.
+	checkSkipValid(t, v)
 	var a, b jsonMessage
 	if !stdLenient([]byte(s), &a) {
 		t.Fatalf("%q: valid JSON but encoding/json failed", s)
@@ -148,4 +153,31 @@ func FuzzMessageDecode(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) { checkMessageDecode(t, s) })
+}
+
+// checkSkipValid compares skipValid with the validating scanner on the
+// valid JSON value v and on each of its members' or elements' values.
+func checkSkipValid(t *testing.T, v string) {
+	t.Helper()
+	full, skip := jsonScanner{s: v}, jsonScanner{s: v}
+	if !full.value(0) {
+		t.Fatalf("%q: valid JSON rejected by the scanner", v)
+	}
+	if skip.skipValid(); skip.i != full.i {
+		t.Fatalf("%q: skipValid ends at %d, the scan at %d", v, skip.i, full.i)
+	}
+	check := func(val string) {
+		if val == "" || !validJSON(val) {
+			t.Fatalf("%q: part %q is not one JSON value", v, val)
+		}
+		if k := jsonKind(val); k == '{' || k == '[' {
+			checkSkipValid(t, val)
+		}
+	}
+	switch jsonKind(v) {
+	case '{':
+		eachMember(v, func(_, val string) { check(val) })
+	case '[':
+		eachElement(v, func(_ int, val string) { check(val) })
+	}
 }
