@@ -124,35 +124,34 @@ func (w *canonWriter) str() (string, bool) {
 // it (json.Number) and the encoder writes it back.
 func (w *canonWriter) number() bool {
 	s, i := w.src, w.pos
-	digits := func() int {
-		n := 0
-		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
-			i++
-			n++
-		}
-		return n
+	// digits moves i past a run of digits and reports whether there was one.
+	digits := func() bool {
+		j := runEnd(s, i, isDigit)
+		ok := j > i
+		i = j
+		return ok
 	}
-	if i < len(s) && s[i] == '-' {
+	if byteIs(s, i, '-') {
 		i++
 	}
 	switch {
-	case i < len(s) && s[i] == '0':
+	case byteIs(s, i, '0'):
 		i++
-	case digits() == 0:
+	case !digits():
 		return false
 	}
-	if i < len(s) && s[i] == '.' {
+	if byteIs(s, i, '.') {
 		i++
-		if digits() == 0 {
+		if !digits() {
 			return false
 		}
 	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+	if byteIs(s, i, 'e') || byteIs(s, i, 'E') {
 		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		if byteIs(s, i, '+') || byteIs(s, i, '-') {
 			i++
 		}
-		if digits() == 0 {
+		if !digits() {
 			return false
 		}
 	}
