@@ -110,12 +110,7 @@ func AgentTrace(rnd *rand.Rand, spans int, failing bool) ptrace.Traces {
 func agentChatSpan(rnd *rand.Rand, s ptrace.Span, i int, final bool, now time.Time) time.Time {
 	a := s.Attributes()
 	now = now.Add(time.Duration(300+rnd.IntN(900)) * time.Millisecond)
-	s.SetName("chat gpt-4o-mini")
-	s.SetKind(ptrace.SpanKindClient)
-	a.PutStr("gen_ai.operation.name", "chat")
-	a.PutStr("gen_ai.request.model", "gpt-4o-mini")
-	a.PutStr("gen_ai.response.model", "gpt-4o-mini-2024-07-18")
-	a.PutStr("gen_ai.response.id", fmt.Sprintf("chatcmpl-%016x", rnd.Uint64()))
+	putChatModel(rnd, s)
 	a.PutInt("gen_ai.usage.input_tokens", int64(400+rnd.IntN(3000)))
 	a.PutInt("gen_ai.usage.output_tokens", int64(20+rnd.IntN(300)))
 	a.PutStr("server.address", "api.openai.com")
@@ -132,6 +127,19 @@ func agentChatSpan(rnd *rand.Rand, s ptrace.Span, i int, final bool, now time.Ti
 	reasons.AppendEmpty().SetStr("tool_calls")
 	a.PutStr("gen_ai.output.messages", fmt.Sprintf(`[{"role":"assistant","parts":[{"type":"tool_call","id":"call_%08x","name":%q,"arguments":{"order_id":"A-%d"}}],"finish_reason":"tool_calls"}]`, rnd.Uint32(), tool, rnd.IntN(99999)))
 	return now
+}
+
+// putChatModel writes what names a synthetic chat span and its model
+// (gpt-4o-mini over the OpenAI API's conventions): name, kind, operation,
+// models and a response id drawn from rnd.
+func putChatModel(rnd *rand.Rand, s ptrace.Span) {
+	a := s.Attributes()
+	s.SetName("chat gpt-4o-mini")
+	s.SetKind(ptrace.SpanKindClient)
+	a.PutStr("gen_ai.operation.name", "chat")
+	a.PutStr("gen_ai.request.model", "gpt-4o-mini")
+	a.PutStr("gen_ai.response.model", "gpt-4o-mini-2024-07-18")
+	a.PutStr("gen_ai.response.id", fmt.Sprintf("chatcmpl-%016x", rnd.Uint64()))
 }
 
 // agentToolSpan fills a tool step of an AgentTrace (failed: it fails with

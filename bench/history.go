@@ -135,12 +135,7 @@ func (g *historyGen) chatSpan(s ptrace.Span, i int, final bool) {
 		g.pendingCall = ""
 	}
 	g.now = g.now.Add(time.Duration(300+rnd.IntN(900)) * time.Millisecond)
-	s.SetName("chat gpt-4o-mini")
-	s.SetKind(ptrace.SpanKindClient)
-	a.PutStr("gen_ai.operation.name", "chat")
-	a.PutStr("gen_ai.request.model", "gpt-4o-mini")
-	a.PutStr("gen_ai.response.model", "gpt-4o-mini-2024-07-18")
-	a.PutStr("gen_ai.response.id", fmt.Sprintf("chatcmpl-%016x", rnd.Uint64()))
+	putChatModel(rnd, s)
 	a.PutInt("gen_ai.usage.input_tokens", int64(200+60*len(g.history)))
 	a.PutInt("gen_ai.usage.output_tokens", int64(20+rnd.IntN(120)))
 	a.PutStr("server.address", "api.openai.com")
