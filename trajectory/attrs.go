@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -207,16 +206,17 @@ func lenientDecode(data []byte, v any, valid bool) bool {
 
 // rawJSONText renders a JSON value as the text a step keeps: a JSON string is
 // unquoted (tool arguments are often double-encoded), anything else is kept
-// as the raw JSON text.
+// as the raw JSON text. The raw values are views of attribute text, never
+// written (setRaw), so the text is returned as a view too, not copied.
 func rawJSONText(r json.RawMessage) string {
 	r = trimJSON(r)
 	if len(r) == 0 || string(r) == "null" {
 		return ""
 	}
 	if r[0] == '"' {
-		s, ok := decodeJSONString(string(r))
+		s, ok := decodeJSONString(stringOf(r))
 		if !ok {
-			return string(r)
+			return stringOf(r)
 		}
 		// Some instrumentations encode a JSON string twice
 		// ("\"{\\\"city\\\": ...}\""): unwrap a bounded number of levels.
@@ -229,26 +229,7 @@ func rawJSONText(r json.RawMessage) string {
 		}
 		return s
 	}
-	return string(r)
-}
-
-// plainJSONString returns the text of a JSON string without escapes,
-// control characters or invalid UTF-8 (what json.Unmarshal returns for it,
-// without its decoder); ok is false for any other input.
-func plainJSONString(r []byte) (string, bool) {
-	if len(r) < 2 || r[0] != '"' || r[len(r)-1] != '"' {
-		return "", false
-	}
-	in := r[1 : len(r)-1]
-	for _, c := range in {
-		if c == '\\' || c == '"' || c < 0x20 {
-			return "", false
-		}
-	}
-	if !utf8.Valid(in) {
-		return "", false
-	}
-	return string(in), true
+	return stringOf(r)
 }
 
 func trimJSON(r json.RawMessage) json.RawMessage {

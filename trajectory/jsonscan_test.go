@@ -74,19 +74,3 @@ func BenchmarkArrayElements(b *testing.B) {
 		}
 	})
 }
-
-func FuzzPlainJSONString(f *testing.F) {
-	for _, s := range []string{`"abc"`, `"a\"b"`, `"\u00e9"`, "\"\xff\"", `""`, `"`, `"tab	"`, `"é"`} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		got, ok := plainJSONString([]byte(s))
-		if !ok {
-			return
-		}
-		var want string
-		if err := json.Unmarshal([]byte(s), &want); err != nil || want != got {
-			t.Fatalf("%q: plain %q, encoding/json %q (%v)", s, got, want, err)
-		}
-	})
-}

@@ -76,10 +76,16 @@ func eachElement(v string, fn func(i int, val string)) {
 	}
 }
 
-// jsonStringText decodes a valid JSON string literal.
+// jsonStringText decodes a valid JSON string literal. A literal without
+// escapes and in valid UTF-8 (most keys and values) decodes to its own
+// bytes: the text is the attribute's, immutable, and is returned as a
+// substring of it, not copied (the strings a Step keeps from messages share
+// the span's attribute text, as the strings it takes from attributes do).
 func jsonStringText(lit string) string {
-	if s, ok := plainJSONString([]byte(lit)); ok {
-		return s
+	in := lit[1 : len(lit)-1]
+	if strings.IndexByte(in, '\\') < 0 && utf8.ValidString(in) {
+		// Valid JSON holds no control character in a string.
+		return in
 	}
 	return unquoteJSON(lit)
 }
@@ -99,8 +105,14 @@ func decodeJSONString(s string) (string, bool) {
 // are not UTF-8 replaced by U+FFFD.
 func unquoteJSON(lit string) string {
 	in := lit[1 : len(lit)-1]
-	b := make([]byte, 0, len(in)+utf8.UTFMax)
-	for i := 0; i < len(in); {
+	// The run before the first escape or non-ASCII byte is copied as it is.
+	i := 0
+	for i < len(in) && in[i] != '\\' && in[i] < utf8.RuneSelf {
+		i++
+	}
+	b := make([]byte, i, len(in)+utf8.UTFMax)
+	copy(b, in[:i])
+	for i < len(in) {
 		c := in[i]
 		switch {
 		case c == '\\':
@@ -235,7 +247,11 @@ func setString(dst *string, v string) {
 	}
 }
 
-func setRaw(dst *json.RawMessage, v string) { *dst = json.RawMessage(v) }
+// setRaw keeps a raw value as a view of the text, not a copy: the raw
+// values are only read (a struct these decoders fill is never decoded into
+// again by encoding/json, whose RawMessage.UnmarshalJSON would write over
+// the view).
+func setRaw(dst *json.RawMessage, v string) { *dst = bytesOf(v) }
 
 func setBoolPtr(dst **bool, v string) {
 	switch v {
