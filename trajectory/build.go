@@ -519,12 +519,34 @@ func (b *runBuilder) build(members []int32, roots []int32, rootFound bool, agent
 	head := roots[0]
 	b.nameRun(&r, roots, rootFound)
 	b.gen++
+	// Size the run's slices once: at most one step per step span (an LLM
+	// span inside an LLM step of the run is merged into it) or per part
+	// span outside a model step, and the top spans.
+	steps, tops := 0, 0
 	for _, i := range members {
 		b.mark[i] = b.gen
 		b.stepOf[i] = -1
+		n := &nodes[i]
+		if n.top {
+			tops++
+		}
+		switch n.role {
+		case roleLLM, roleTool, rolePart:
+			a := n.stepAnc
+			inLLM := a >= 0 && b.mark[a] == b.gen && nodes[a].role == roleLLM
+			if n.role == roleTool || !inLLM {
+				steps++
+			}
+		}
 	}
 	b.partSteps = nil
 	r.SpanIDs = make([]pcommon.SpanID, 0, len(members))
+	if tops > 0 {
+		r.TopSpanIDs = make([]pcommon.SpanID, 0, tops)
+	}
+	if steps > 0 {
+		r.Steps = make([]Step, 0, steps)
+	}
 	var chains []chainToolMessages // wrapper spans' ToolMessages (langchain.go)
 	spanContent := false
 	for _, i := range members {
@@ -596,13 +618,21 @@ func (b *runBuilder) readMember(r *Run, i int32, isRoot bool, chains *[]chainToo
 		anc = a
 	}
 	if n.role == roleLLM || n.role == roleTool {
-		st := b.readStepOf(n)
-		if anc >= 0 && nodes[anc].role == n.role && sameTool(&r.Steps[b.stepOf[anc]], &st) {
-			mergeStep(&r.Steps[b.stepOf[anc]], &st, nodes[anc].c.sp.Status().Code())
+		// The step is read where it is kept (r.Steps is sized for the
+		// run's step spans, see build); a nested span of the same call is
+		// merged into its outer step and its slot given back.
+		k := len(r.Steps)
+		r.Steps = append(r.Steps, Step{})
+		st := &r.Steps[k]
+		b.readStepOf(n, st)
+		if anc >= 0 && nodes[anc].role == n.role && sameTool(&r.Steps[b.stepOf[anc]], st) {
+			mergeStep(&r.Steps[b.stepOf[anc]], st, nodes[anc].c.sp.Status().Code())
+			r.Steps[k] = Step{}
+			r.Steps = r.Steps[:k]
 			b.stepOf[i] = b.stepOf[anc]
 			return
 		}
-		b.stepOf[i] = int32(len(r.Steps))
+		b.stepOf[i] = int32(k)
 		if anc >= 0 && nodes[anc].role == roleLLM && n.role == roleTool {
 			// A model step whose span stays open while the tools it
 			// asked for run (Mastra) got its answer when the first of
@@ -612,7 +642,6 @@ func (b *runBuilder) readMember(r *Run, i int32, isRoot bool, chains *[]chainToo
 				llm.End = st.Start
 			}
 		}
-		r.Steps = append(r.Steps, st)
 		return
 	}
 	ev := readErrors(sp)
@@ -665,34 +694,29 @@ func (b *runBuilder) offerAgentDefs(r *Run, agents []int32, head int32) {
 }
 
 // readStep reads the step of one step span (n.role is roleLLM or
-// roleTool): its error evidence ev, then every convention reader that
-// recognised the span, in precedence order.
-func readStep(n *node, ev *errorEvidence) Step {
+// roleTool) into st, a zero Step where the step is kept (a local Step would
+// escape through the readers' fill functions and be allocated once more):
+// its error evidence ev, then every convention reader that recognised the
+// span, in precedence order.
+func readStep(n *node, ev *errorEvidence, st *Step) {
 	sp := n.c.sp
-	kind := StepLLM
-	if n.role == roleTool {
-		kind = StepTool
-	}
-	st := Step{
-		Kind:       kind,
-		Convention: n.conv,
-		SpanID:     sp.SpanID(),
-		ParentID:   sp.ParentSpanID(),
-		Name:       sp.Name(),
-		Start:      sp.StartTimestamp(),
-		End:        sp.EndTimestamp(),
-	}
-	ev.applyTo(&st)
+	st.Kind = stepKindOf(n.role)
+	st.Convention = n.conv
+	st.SpanID = sp.SpanID()
+	st.ParentID = sp.ParentSpanID()
+	st.Name = sp.Name()
+	st.Start = sp.StartTimestamp()
+	st.End = sp.EndTimestamp()
+	ev.applyTo(st)
 	for ri := range readers {
 		if n.matched&(1<<ri) != 0 {
-			readers[ri].fill(&n.c, &st)
+			readers[ri].fill(&n.c, st)
 		}
 	}
 	if n.c.logs != nil {
-		n.c.logs.fill(&n.c, &st)
+		n.c.logs.fill(&n.c, st)
 	}
-	dropRedacted(&st)
-	return st
+	dropRedacted(st)
 }
 
 // sameTool reports whether a tool span nested in another tool step is the

@@ -62,7 +62,7 @@ func (r *SpanReader) Read(sp ptrace.Span, res pcommon.Resource, scope string) Sp
 	switch n.role {
 	case roleLLM, roleTool:
 		ev := readErrors(sp)
-		out.Step = readStep(&n, &ev)
+		readStep(&n, &ev, &out.Step)
 	case rolePart:
 		// What the part adds to its model call, as a step of its own.
 		ev := readErrors(sp)

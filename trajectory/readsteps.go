@@ -32,22 +32,22 @@ func WithReadSteps(src ReadSteps) Option {
 	return func(o *buildOptions) { o.readSteps = src }
 }
 
-// readStepOf is the step of step span n: src's reading of it when usable,
-// else readStep's.
-func (b *runBuilder) readStepOf(n *node) Step {
+// readStepOf reads the step of step span n into st (a zero Step): src's
+// reading of it when usable, else readStep's.
+func (b *runBuilder) readStepOf(n *node, st *Step) {
 	if b.readSteps != nil && !n.sharedID && !n.c.hasLogEvents() {
 		sp := n.c.sp
-		if st := b.readSteps.ReadStep(sp.SpanID()); st != nil && st.SpanID == sp.SpanID() &&
-			st.ParentID == sp.ParentSpanID() && st.Start == sp.StartTimestamp() && st.End == sp.EndTimestamp() &&
-			st.Name == sp.Name() && st.Kind == stepKindOf(n.role) {
-			out := *st
+		if got := b.readSteps.ReadStep(sp.SpanID()); got != nil && got.SpanID == sp.SpanID() &&
+			got.ParentID == sp.ParentSpanID() && got.Start == sp.StartTimestamp() && got.End == sp.EndTimestamp() &&
+			got.Name == sp.Name() && got.Kind == stepKindOf(n.role) {
+			*st = *got
 			// mergeEvidence appends to Errors: not into src's array.
-			out.Errors = out.Errors[:len(out.Errors):len(out.Errors)]
-			return out
+			st.Errors = st.Errors[:len(st.Errors):len(st.Errors)]
+			return
 		}
 	}
 	ev := readErrors(n.c.sp)
-	return readStep(n, &ev)
+	readStep(n, &ev, st)
 }
 
 func stepKindOf(r spanRole) StepKind {
