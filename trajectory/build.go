@@ -2,6 +2,7 @@ package trajectory
 
 import (
 	"bytes"
+	"slices"
 	"sort"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -100,18 +101,30 @@ type node struct {
 // orphan. Runs: see the package documentation. Options add inputs, such
 // as the GenAI log events of the spans (WithLogs).
 func Build(td ptrace.Traces, opts ...Option) []Run {
-	var o buildOptions
+	sc := buildScratchPool.Get().(*buildScratch)
+	defer buildScratchPool.Put(sc)
+	defer sc.reset()
+	return sc.build(td, opts)
+}
+
+// build is Build with sc's memory (scratch.go).
+func (sc *buildScratch) build(td ptrace.Traces, opts []Option) []Run {
+	o := &sc.opts
 	for _, opt := range opts {
-		opt(&o)
+		opt(o)
 	}
 	logs := newLogIndex(o.logs)
-	inputs := &inputLists{}
-	type traceSpans struct {
-		id    pcommon.TraceID
-		spans []spanCtx
+	inputs := &sc.inputs
+	total := td.SpanCount()
+	if o.index != nil {
+		o.index.entries = slices.Grow(o.index.entries, total)
 	}
-	var traces []*traceSpans
-	index := make(map[pcommon.TraceID]*traceSpans)
+	// One node per span, in input order, with the ordinal of its trace
+	// (traces numbered in order of first appearance).
+	nodes := slices.Grow(sc.nodes[:0], total)
+	traceOf := slices.Grow(sc.traceOf[:0], total)
+	tids := sc.tids[:0]
+	cur := -1
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
@@ -123,38 +136,58 @@ func Build(td ptrace.Traces, opts ...Option) []Run {
 			spans := ss.Spans()
 			for k := 0; k < spans.Len(); k++ {
 				sp := spans.At(k)
-				tid := sp.TraceID()
-				t := index[tid]
-				if t == nil {
-					t = &traceSpans{id: tid}
-					index[tid] = t
-					traces = append(traces, t)
+				if tid := sp.TraceID(); cur < 0 || tids[cur] != tid {
+					cur, tids = sc.traceOrdinal(tids, tid)
 				}
-				t.spans = append(t.spans, spanCtx{sp: sp, attrs: sp.Attributes(), res: res, scope: scope, logs: logs, inputs: inputs})
+				nodes = append(nodes, node{c: spanCtx{sp: sp, attrs: sp.Attributes(), res: res, scope: scope, logs: logs, inputs: inputs},
+					parent: -1, topAgent: -1, stepAnc: -1, unit: -1})
+				traceOf = append(traceOf, int32(cur))
 				if o.index != nil {
 					o.index.add(rs, ss, sp)
 				}
 			}
 		}
 	}
+	sc.nodes, sc.traceOf, sc.tids = nodes, traceOf, tids
 	var runs []Run
-	for _, t := range traces {
-		runs = buildTrace(runs, t.id, t.spans, &o)
+	if len(tids) == 1 {
+		return buildTrace(runs, tids[0], nodes, o, sc)
+	}
+	// Several traces: their nodes side by side, each trace's in input
+	// order (a stable counting sort).
+	at := make([]int, len(tids)+1)
+	for _, t := range traceOf {
+		at[t+1]++
+	}
+	for t := 1; t < len(at); t++ {
+		at[t] += at[t-1]
+	}
+	byTrace := slices.Grow(sc.byTrace[:0], len(nodes))[:len(nodes)]
+	sc.byTrace = byTrace
+	fill := append([]int(nil), at[:len(tids)]...)
+	for i := range nodes {
+		t := traceOf[i]
+		byTrace[fill[t]] = nodes[i]
+		fill[t]++
+	}
+	for t, tid := range tids {
+		runs = buildTrace(runs, tid, byTrace[at[t]:at[t+1]], o, sc)
 	}
 	return runs
 }
 
-func buildTrace(runs []Run, tid pcommon.TraceID, spans []spanCtx, o *buildOptions) []Run {
-	nodes, duplicates := linkNodes(spans)
-	breakCycles(nodes)
+func buildTrace(runs []Run, tid pcommon.TraceID, spans []node, o *buildOptions, sc *buildScratch) []Run {
+	sc.arena = sc.arena[:0]
+	nodes, duplicates := linkNodes(spans, sc)
+	breakCycles(nodes, sc)
 	for i := range nodes {
 		detectRole(&nodes[i])
 	}
-	t := treeOf(nodes)
+	t := treeOf(nodes, sc)
 	units := unitsOf(t.trueRoots, t.looseRoots)
-	order, unitStart := walkUnits(nodes, &t, units)
+	order, unitStart := walkUnits(nodes, &t, units, sc)
 
-	b := runBuilder{nodes: nodes, tid: tid, mark: make([]uint32, len(nodes)), stepOf: make([]int32, len(nodes)), sessionKeys: o.sessionKeys, readSteps: o.readSteps}
+	b := runBuilder{nodes: nodes, tid: tid, mark: sc.int32s(len(nodes)), stepOf: sc.int32s(len(nodes)), sessionKeys: o.sessionKeys, readSteps: o.readSteps}
 	// The first run built takes the trace's duplicate count.
 	add := func(r Run) {
 		r.Duplicates = duplicates
@@ -189,23 +222,28 @@ func buildTrace(runs []Run, tid pcommon.TraceID, spans []spanCtx, o *buildOption
 	return runs
 }
 
-// linkNodes makes a node of each span (the first of duplicate span IDs,
-// the others counted) and links each to its parent.
-func linkNodes(spans []spanCtx) (nodes []node, duplicates int) {
-	nodes = make([]node, 0, len(spans))
-	byID := make(map[pcommon.SpanID]int32, len(spans))
-	for _, c := range spans {
-		id := c.sp.SpanID()
+// linkNodes keeps the first node of each span ID (the others are counted
+// and dropped, in place: nodes are the trace's spans in input order) and
+// links each to its parent.
+func linkNodes(nodes []node, sc *buildScratch) (_ []node, duplicates int) {
+	byID := sc.spanIndex()
+	w := 0
+	for r := range nodes {
+		id := nodes[r].c.sp.SpanID()
 		if !id.IsEmpty() {
 			if first, dup := byID[id]; dup {
 				duplicates++
 				nodes[first].sharedID = true
 				continue
 			}
-			byID[id] = int32(len(nodes))
+			byID[id] = int32(w)
 		}
-		nodes = append(nodes, node{c: c, parent: -1, topAgent: -1, stepAnc: -1, unit: -1})
+		if w != r {
+			nodes[w] = nodes[r]
+		}
+		w++
 	}
+	nodes = nodes[:w]
 	for i := range nodes {
 		n := &nodes[i]
 		pid := n.c.sp.ParentSpanID()
@@ -232,8 +270,8 @@ type tree struct {
 }
 
 // treeOf builds the tree in linear time (two passes).
-func treeOf(nodes []node) tree {
-	start := make([]int32, len(nodes)+1)
+func treeOf(nodes []node, sc *buildScratch) tree {
+	start := sc.int32s(len(nodes) + 1)
 	for i := range nodes {
 		if p := nodes[i].parent; p >= 0 {
 			start[p+1]++
@@ -242,8 +280,9 @@ func treeOf(nodes []node) tree {
 	for i := 1; i <= len(nodes); i++ {
 		start[i] += start[i-1]
 	}
-	t := tree{start: start, children: make([]int32, start[len(nodes)])}
-	fill := append([]int32(nil), start[:len(nodes)]...)
+	t := tree{start: start, children: sc.int32s(int(start[len(nodes)]))}
+	fill := sc.int32s(len(nodes))
+	copy(fill, start)
 	for i := range nodes {
 		if p := nodes[i].parent; p >= 0 {
 			t.children[fill[p]] = int32(i)
@@ -284,10 +323,10 @@ func unitsOf(trueRoots, looseRoots []int32) []unit {
 // walkUnits walks each unit in preorder (iterative: no recursion depth
 // limit), filling each node's unit, top-level agent and step ancestor.
 // Unit u's nodes are order[unitStart[u]:unitStart[u+1]].
-func walkUnits(nodes []node, t *tree, units []unit) (order []int32, unitStart []int) {
-	order = make([]int32, 0, len(nodes))
+func walkUnits(nodes []node, t *tree, units []unit, sc *buildScratch) (order []int32, unitStart []int) {
+	order = sc.int32s(len(nodes))[:0]
 	unitStart = make([]int, len(units)+1)
-	stack := make([]int32, 0, 64)
+	stack := sc.int32s(len(nodes))[:0] // each node is pushed once
 	for u, un := range units {
 		unitStart[u] = len(order)
 		for ri := len(un.roots) - 1; ri >= 0; ri-- {
@@ -363,14 +402,14 @@ func (b *runBuilder) buildAgentRuns(members []int32, un unit, agents []int32, ad
 // breakCycles cuts parent loops in linear time: each node is walked up once;
 // a walk that re-enters a node still on the current path has found a loop,
 // and the node where it closes becomes a cycle root.
-func breakCycles(nodes []node) {
+func breakCycles(nodes []node, sc *buildScratch) {
 	const (
 		unseen = iota
 		onPath
 		done
 	)
-	state := make([]uint8, len(nodes))
-	path := make([]int32, 0, 16)
+	state := sc.int32s(len(nodes))
+	path := sc.int32s(len(nodes))[:0] // a path holds each node at most once
 	for i := range nodes {
 		if state[i] != unseen {
 			continue
@@ -437,9 +476,9 @@ type runBuilder struct {
 	readSteps   ReadSteps // WithReadSteps
 	// Per-node scratch shared by the runs of one trace: mark[i] == gen when
 	// node i is a member of the run being built, stepOf[i] its step index.
-	mark   []uint32
+	mark   []int32
 	stepOf []int32
-	gen    uint32
+	gen    int32
 	// partSteps maps the missing parent of orphaned part spans to the step
 	// assembled from them (per run).
 	partSteps map[pcommon.SpanID]int
