@@ -310,7 +310,7 @@ func detectLoop(calls []loopCall, threshold, window int, similarity float64) (lo
 	if threshold < 2 || window < threshold || len(calls) < threshold {
 		return loopResult{}, false
 	}
-	d := newLoopDetector(threshold, window, similarity)
+	d := makeLoopDetector(threshold, window, similarity)
 	for i := range calls {
 		if r, ok := d.add(calls[i]); ok {
 			return r, true
@@ -340,22 +340,53 @@ type loopSlot struct {
 // previous call right after it failed is a retry, not a loop step, and is
 // not counted. With similarity > 0, consecutive calls of the same tool whose
 // arguments are at least that similar also count as equal. State is
-// bounded by window: a ring of the last window calls and their counts;
-// similarity compares each call only with its predecessor.
+// bounded by window: a ring of the last window calls (with, for a window
+// wider than loopRingScan, their counts by key); similarity compares each
+// call only with its predecessor.
 type loopDetector struct {
 	threshold, window int
 	similarity        float64
-	counts            map[loopKey]int
-	ring              []loopSlot
-	n                 int // calls added
-	prev              loopCall
-	prevFailed        bool
-	simRun            int // length of the current run of similar consecutive calls
+	// counts are the counted calls of the ring by key, kept only for a
+	// window wider than loopRingScan (a narrower ring is counted by
+	// scanning it: the in-flight guards keep a detector per held run, and
+	// a map costs more than the ring).
+	counts     map[loopKey]int
+	ring       []loopSlot
+	n          int // calls added
+	prev       loopCall
+	prevFailed bool
+	simRun     int // length of the current run of similar consecutive calls
 }
 
-func newLoopDetector(threshold, window int, similarity float64) *loopDetector {
-	return &loopDetector{threshold: threshold, window: window, similarity: similarity,
-		counts: make(map[loopKey]int), ring: make([]loopSlot, max(window, 1))}
+// loopRingScan is the widest window whose ring is counted by scanning it.
+const loopRingScan = 32
+
+func makeLoopDetector(threshold, window int, similarity float64) loopDetector {
+	d := loopDetector{threshold: threshold, window: window, similarity: similarity, ring: make([]loopSlot, max(window, 1))}
+	if window > loopRingScan {
+		d.counts = make(map[loopKey]int)
+	}
+	return d
+}
+
+// count adds delta to the count of key k (when counts are kept) and
+// returns the counted calls of the ring with key k.
+func (d *loopDetector) count(k loopKey, delta int) int {
+	if d.counts != nil {
+		d.counts[k] += delta
+		n := d.counts[k]
+		if n <= 0 {
+			delete(d.counts, k)
+		}
+		return n
+	}
+	n := 0
+	for i := range d.ring {
+		if d.ring[i].counted && d.ring[i].key == k {
+			n++
+		}
+	}
+	return n
 }
 
 // lastFailed marks the most recently added call as failed (its failure may
@@ -372,19 +403,16 @@ func (d *loopDetector) add(c loopCall) (loopResult, bool) {
 	retry := i > 0 && d.prevFailed && d.prev.name == c.name && d.prev.digest == c.digest
 	slot := &d.ring[i%d.window]
 	if i >= d.window && slot.counted {
-		d.counts[slot.key]--
-		if d.counts[slot.key] <= 0 {
-			delete(d.counts, slot.key)
-		}
+		slot.counted = false
+		d.count(slot.key, -1)
 	}
 	*slot = loopSlot{}
 	var res loopResult
 	found := false
 	if !retry && !c.unrecorded && (c.name != "" || c.byResult) {
 		k := loopKey{c.name, c.digest}
-		d.counts[k]++
 		*slot = loopSlot{key: k, counted: true}
-		if n := d.counts[k]; n >= d.threshold {
+		if n := d.count(k, 1); n >= d.threshold {
 			res, found = loopResult{tool: c.name, count: n, lastIx: c.callIx, lastPos: c.pos}, true
 		}
 	}
@@ -409,7 +437,7 @@ func (d *loopDetector) add(c loopCall) (loopResult, bool) {
 // to the whole run: fed the calls of a run in order, a LoopDetector finds
 // the loop at the same call. Not safe for concurrent use.
 type LoopDetector struct {
-	d *loopDetector
+	d loopDetector
 	n int
 }
 
@@ -424,7 +452,7 @@ type Loop struct {
 // NewLoopDetector returns a LoopDetector with the classifier's loop
 // settings.
 func (c *Classifier) NewLoopDetector() *LoopDetector {
-	return &LoopDetector{d: newLoopDetector(c.opts.LoopThreshold, c.opts.LoopWindow, c.opts.LoopSimilarity)}
+	return &LoopDetector{d: makeLoopDetector(c.opts.LoopThreshold, c.opts.LoopWindow, c.opts.LoopSimilarity)}
 }
 
 // Add appends the next tool call of the run — its arguments and the

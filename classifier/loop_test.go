@@ -2,6 +2,7 @@ package classifier
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"regexp"
 	"testing"
 )
@@ -153,4 +154,32 @@ func FuzzMaskVolatile(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(checkMaskVolatile)
+}
+
+// TestLoopRingCountMatchesMap holds the ring scan (windows up to
+// loopRingScan) to the counts map (wider windows) on random call streams:
+// the same loop at the same call, or none.
+func TestLoopRingCountMatchesMap(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(11, 3))
+	for range 2000 {
+		threshold := 2 + rnd.IntN(4)
+		window := threshold + rnd.IntN(8)
+		scan := makeLoopDetector(threshold, window, 0)
+		mapped := makeLoopDetector(threshold, window, 0)
+		mapped.counts = map[loopKey]int{}
+		for i := range 40 {
+			name := []string{"", "a", "b"}[rnd.IntN(3)]
+			c := newLoopCall(name, fmt.Sprintf(`{"x":%d}`, rnd.IntN(3)), rnd.IntN(4) == 0, i, i)
+			c.byResult = rnd.IntN(5) == 0
+			rs, oks := scan.add(c)
+			rm, okm := mapped.add(c)
+			if rs != rm || oks != okm {
+				t.Fatalf("threshold %d window %d call %d: ring scan %v %v, counts map %v %v", threshold, window, i, rs, oks, rm, okm)
+			}
+			if c.failed {
+				scan.lastFailed()
+				mapped.lastFailed()
+			}
+		}
+	}
 }

@@ -39,7 +39,8 @@ func (r *Run) llmStep(k int32) {
 		}
 		r.notInLoop = r.notInLoop[:0]
 		r.pending = r.pending[:0]
-		s.early, r.early = r.early, nil
+		s.takeEarly(r.early)
+		r.early = nil
 	}
 	// Calls known only from their result fed back here.
 	for _, j := range fedOnly {
@@ -64,13 +65,12 @@ func (r *Run) llmStep(k int32) {
 // turn before, started after the model step did), else as new calls.
 func (r *Run) requests(k int32) {
 	s := r.steps[k]
-	early := s.early
-	s.early = nil
+	early := s.takeEarly(nil)
 requests:
 	for i := range s.eff.Requested {
 		rc := s.eff.Requested[i]
 		if rc.ID != "" {
-			if j, ok := r.byID[rc.ID]; ok {
+			if j, ok := r.byID.get(rc.ID); ok {
 				c := &r.calls[j]
 				if c.reqStep < 0 {
 					c.req, c.reqStep = &rc, k
@@ -102,7 +102,7 @@ func (r *Run) toolStep(k int32) {
 	if s.call < 0 {
 		j := int32(-1)
 		if id := s.eff.ToolCallID; id != "" {
-			if c, ok := r.byID[id]; ok && r.calls[c].tool < 0 {
+			if c, ok := r.byID.get(id); ok && r.calls[c].tool < 0 {
 				j = c
 			}
 		}
@@ -146,13 +146,13 @@ func (r *Run) takeResult(k int32, res *trajectory.ToolResult) (j int32, created 
 	} else {
 		key = sha256.Sum256([]byte("nc\x00" + res.Name + "\x00" + res.Content))
 	}
-	if r.results[key] {
+	if _, seen := r.results.get(key); seen {
 		return -1, false // conversations are resent whole on every turn
 	}
-	set(&r.results, key, true)
+	r.results.put(key, struct{}{})
 	j = -1
 	if res.CallID != "" {
-		if c, ok := r.byID[res.CallID]; ok {
+		if c, ok := r.byID.get(res.CallID); ok {
 			j = c
 		}
 	}
@@ -184,13 +184,17 @@ func (r *Run) takeResult(k int32, res *trajectory.ToolResult) (j int32, created 
 
 func (r *Run) newCall(c callRec) int32 {
 	j := int32(len(r.calls))
+	c.prevOfTool = -1
+	if last, ok := r.lastOfTool.get(c.name); ok {
+		c.prevOfTool = last
+	}
 	r.calls = append(r.calls, c)
 	if c.id != "" {
-		if _, dup := r.byID[c.id]; !dup {
-			set(&r.byID, c.id, j)
+		if _, dup := r.byID.get(c.id); !dup {
+			r.byID.put(c.id, j)
 		}
 	}
-	set(&r.byTool, c.name, append(r.byTool[c.name], j))
+	r.lastOfTool.put(c.name, j)
 	r.notInLoop = append(r.notInLoop, j)
 	r.classify(j)
 	return j

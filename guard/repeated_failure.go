@@ -19,14 +19,17 @@ func (r *Run) onCallStatus(j int32) {
 	if !g.Enabled || c.status != callFailed || c.name == "" || r.tripped[RepeatedFailure] {
 		return
 	}
-	calls := r.byTool[c.name]
+	newest, ok := r.lastOfTool.get(c.name)
+	if !ok {
+		return
+	}
 	var streak []int32
-	for i := len(calls) - 1; i >= 0 && len(streak) < g.Threshold; i-- {
-		switch r.calls[calls[i]].status {
+	for i := newest; i >= 0 && len(streak) < g.Threshold; i = r.calls[i].prevOfTool {
+		switch r.calls[i].status {
 		case callOK:
 			return
 		case callFailed:
-			streak = append(streak, calls[i])
+			streak = append(streak, i)
 		}
 	}
 	if len(streak) < g.Threshold {

@@ -95,17 +95,19 @@ func (g *Guards) Read(batch []Span) []Read {
 type Run struct {
 	g *Guards
 
-	nodes   map[pcommon.SpanID]spanNode
-	waiting map[pcommon.SpanID][]int32 // steps whose parent chain stops at this unseen span
-	steps   []*stepRec                 // pointers: a held run's steps are not copied as the list grows
+	nodes   smallMap[pcommon.SpanID, spanNode]
+	waiting smallMap[pcommon.SpanID, []int32] // steps whose parent chain stops at this unseen span
+	steps   []*stepRec                        // pointers: a held run's steps are not copied as the list grows
 
 	calls        []callRec
-	byID         map[string]int32
+	byID         smallMap[string, int32]
 	pending      []int32 // calls requested by the last model step, not executed yet
 	early        []int32 // calls of tool steps since the last model step, not requested yet
-	results      map[[sha256.Size]byte]bool
+	results      smallMap[[sha256.Size]byte, struct{}]
 	nextNoResult int32
-	byTool       map[string][]int32 // calls of each tool, in order
+	// lastOfTool is each tool's last call; a call links to the one before
+	// it (callRec.prevOfTool).
+	lastOfTool smallMap[string, int32]
 
 	agentDefs []trajectory.ToolDef
 	hints     map[string]trajectory.ToolHints
@@ -134,26 +136,34 @@ type spanNode struct {
 	step   int32 // the step the span belongs to, -1 when it is not a step span
 }
 
-// stepRec is one call (LLM or tool) as its spans read so far.
+// stepRec is one call (LLM or tool) as its spans read so far. A held
+// trace keeps one per step span until its root arrives: what only some
+// calls have is behind extra.
 type stepRec struct {
-	// parts are the readings of the spans of the call, outermost first,
-	// kept only once there are two (most calls have one span: then eff
-	// is that span's reading, and keeping it twice would double what a
-	// held step costs); status is the outermost span's status code.
-	parts  []trajectory.Step
-	status ptrace.StatusCode
-	ids    []pcommon.SpanID
-	eff    trajectory.Step // parts merged as Build merges them
-	merged int32           // the step this one was merged into, -1 none
-	top    pcommon.SpanID  // outermost span, whose parent chain links it upwards
+	eff   trajectory.Step // the readings of the call's spans merged as Build merges them
+	usage recovery.Usage
+	top   pcommon.SpanID // outermost span, whose parent chain links it upwards
+	extra *stepExtra
+	// merged is the step this one was merged into, -1 none; call (tool
+	// steps) is the step's call, -1 none yet.
+	merged, call int32
+	status       ptrace.StatusCode // the outermost span's status code
+	started      bool              // LLM steps: the turn boundary was handled
+	reqDone      bool
+	resDone      bool
+	ownDone      bool
+}
 
-	call    int32   // tool steps: their call, -1 none yet
-	started bool    // LLM steps: the turn boundary was handled
-	early   []int32 // LLM steps: tool calls of the turn before it, not requested yet
-	reqDone bool
-	resDone bool
-	ownDone bool
-	usage   recovery.Usage
+// stepExtra is what a call has once it has a second span, or (LLM steps)
+// tool calls of the turn before it.
+type stepExtra struct {
+	// parts and ids are the readings and IDs of the spans of the call,
+	// outermost first, kept only once there are two (most calls have one
+	// span: then eff is its reading and top its ID, and keeping the
+	// reading twice would double what a held step costs).
+	parts []trajectory.Step
+	ids   []pcommon.SpanID
+	early []int32 // LLM steps: tool calls of the turn before it, not requested yet
 }
 
 // callStatus is what is known of a call's outcome.
@@ -170,12 +180,13 @@ const (
 type callRec struct {
 	name, id   string
 	req        *trajectory.ToolCall
-	reqStep    int32 // requesting LLM step, -1
-	tool       int32 // tool step, -1
 	result     *trajectory.ToolResult
-	resultStep int32 // LLM step the result was fed to, -1
-	status     callStatus
 	inc        *classifier.Incident // set while the call is failed
+	reqStep    int32                // requesting LLM step, -1
+	tool       int32                // tool step, -1
+	resultStep int32                // LLM step the result was fed to, -1
+	prevOfTool int32                // the call before it of the tool it was made with, -1
+	status     callStatus
 	inLoop     bool
 }
 
@@ -183,7 +194,7 @@ type callRec struct {
 func (g *Guards) NewRun() *Run {
 	// The other maps and the loop detector are made when first needed:
 	// many runs never fill them, and a held trace keeps its run.
-	return &Run{g: g, nodes: map[pcommon.SpanID]spanNode{}, lastAdd: -1}
+	return &Run{g: g, lastAdd: -1}
 }
 
 // set writes m[k] = v, making the map on its first entry.
@@ -266,7 +277,7 @@ func (r *Run) NonIdempotent(tool string) (string, bool) {
 
 func (r *Run) addSpan(s *Read) {
 	id := s.id
-	if _, dup := r.nodes[id]; dup || id.IsEmpty() {
+	if _, dup := r.nodes.get(id); dup || id.IsEmpty() {
 		return
 	}
 	r.lastSpan = id
@@ -289,7 +300,7 @@ func (r *Run) addSpan(s *Read) {
 	// that encloses it, as a nested span of that call does.
 	isStep := rd.Role == trajectory.SpanLLM || rd.Role == trajectory.SpanTool || rd.Role == trajectory.SpanPart
 	if !isStep {
-		r.nodes[id] = node
+		r.nodes.put(id, node)
 		r.noteTools(rd.Tools, rd.Role == trajectory.SpanAgent)
 		r.resolveWaiting(id)
 		r.foldDirty()
@@ -299,18 +310,16 @@ func (r *Run) addSpan(s *Read) {
 	k := int32(-1)
 	if anc, ok := r.stepAbove(node.parent); ok && trajectory.SameCall(&r.steps[anc].eff, &rd.Step) {
 		k = anc
-		r.steps[k].parts = append(r.steps[k].allParts(), rd.Step)
-		r.steps[k].ids = append(r.steps[k].ids, id)
+		r.steps[k].addParts([]trajectory.Step{rd.Step}, []pcommon.SpanID{id})
 	} else {
 		k = int32(len(r.steps))
-		r.steps = append(r.steps, &stepRec{eff: rd.Step, status: s.status,
-			ids: []pcommon.SpanID{id}, merged: -1, top: id, call: -1})
+		r.steps = append(r.steps, &stepRec{eff: rd.Step, status: s.status, merged: -1, top: id, call: -1})
 		if !ok {
 			r.waitOn(node.parent, k)
 		}
 	}
 	node.step = k
-	r.nodes[id] = node
+	r.nodes.put(id, node)
 	r.recompute(k)
 	r.resolveWaiting(id)
 	r.fold(r.root(k))
@@ -355,7 +364,7 @@ func (r *Run) stepAbove(id pcommon.SpanID) (int32, bool) {
 		if id.IsEmpty() {
 			return -1, false
 		}
-		n, seen := r.nodes[id]
+		n, seen := r.nodes.get(id)
 		if !seen {
 			return -1, false
 		}
@@ -375,9 +384,10 @@ func (r *Run) waitOn(id pcommon.SpanID, k int32) {
 		if id.IsEmpty() {
 			return
 		}
-		n, seen := r.nodes[id]
+		n, seen := r.nodes.get(id)
 		if !seen {
-			set(&r.waiting, id, append(r.waiting[id], k))
+			ws, _ := r.waiting.get(id)
+			r.waiting.put(id, append(ws, k))
 			return
 		}
 		if n.step >= 0 {
@@ -390,11 +400,11 @@ func (r *Run) waitOn(id pcommon.SpanID, k int32) {
 // resolveWaiting handles the steps whose parent chain stopped at id, which
 // just arrived: nested in id's call, they merge into it.
 func (r *Run) resolveWaiting(id pcommon.SpanID) {
-	ws, ok := r.waiting[id]
+	ws, ok := r.waiting.get(id)
 	if !ok {
 		return
 	}
-	delete(r.waiting, id)
+	r.waiting.del(id)
 	for _, w := range ws {
 		w = r.root(w)
 		anc, ok := r.stepAbove(id)
@@ -412,13 +422,15 @@ func (r *Run) resolveWaiting(id pcommon.SpanID) {
 // mergeInto merges step w (nested) into step k (its outer span's call).
 func (r *Run) mergeInto(k, w int32) {
 	sk, sw := r.steps[k], r.steps[w]
-	sk.parts = append(sk.allParts(), sw.allParts()...)
-	sw.parts = nil
-	sk.ids = append(sk.ids, sw.ids...)
-	for _, id := range sw.ids {
-		if n, ok := r.nodes[id]; ok {
+	ids := sw.spanIDs()
+	sk.addParts(sw.allParts(), ids)
+	if sw.extra != nil {
+		sw.extra.parts = nil
+	}
+	for _, id := range ids {
+		if n, ok := r.nodes.get(id); ok {
 			n.step = k
-			r.nodes[id] = n
+			r.nodes.put(id, n)
 		}
 	}
 	sw.merged = k
@@ -452,21 +464,53 @@ func sub(a, b recovery.Usage) recovery.Usage {
 
 // allParts are the readings of the step's spans.
 func (s *stepRec) allParts() []trajectory.Step {
-	if s.parts == nil {
+	if s.extra == nil || s.extra.parts == nil {
 		return []trajectory.Step{s.eff}
 	}
-	return s.parts
+	return s.extra.parts
+}
+
+// spanIDs are the IDs of the step's spans, in the order of allParts.
+func (s *stepRec) spanIDs() []pcommon.SpanID {
+	if s.extra == nil || s.extra.ids == nil {
+		return []pcommon.SpanID{s.top}
+	}
+	return s.extra.ids
+}
+
+// addParts adds the readings of nested spans of the call (and their IDs).
+func (s *stepRec) addParts(parts []trajectory.Step, ids []pcommon.SpanID) {
+	all, allIDs := s.allParts(), s.spanIDs()
+	if s.extra == nil {
+		s.extra = &stepExtra{}
+	}
+	s.extra.parts, s.extra.ids = append(all, parts...), append(allIDs, ids...)
+}
+
+// takeEarly sets (or, with nil, clears) the LLM step's calls of the turn
+// before it and returns those it had.
+func (s *stepRec) takeEarly(early []int32) []int32 {
+	if s.extra == nil {
+		if early == nil {
+			return nil
+		}
+		s.extra = &stepExtra{}
+	}
+	had := s.extra.early
+	s.extra.early = early
+	return had
 }
 
 // recompute merges step k's parts as Build merges them.
 func (r *Run) recompute(k int32) {
 	s := r.steps[k]
-	if s.parts == nil {
+	parts := s.allParts()
+	if len(parts) < 2 {
 		return // one span: eff is its reading
 	}
-	s.eff = s.parts[0]
-	for i := 1; i < len(s.parts); i++ {
-		trajectory.MergeNested(&s.eff, s.status, &s.parts[i])
+	s.eff = parts[0]
+	for i := 1; i < len(parts); i++ {
+		trajectory.MergeNested(&s.eff, s.status, &parts[i])
 	}
 }
 
@@ -512,20 +556,20 @@ func (r *Run) noteTools(defs []trajectory.ToolDef, agent bool) {
 // the spans the run did not see; the caller hands the run to Build once,
 // when the run is done (Build takes the steps over).
 func (r *Run) ReadStep(id pcommon.SpanID) *trajectory.Step {
-	n, ok := r.nodes[id]
+	n, ok := r.nodes.get(id)
 	if !ok || n.step < 0 {
 		return nil
 	}
 	s := r.steps[n.step]
-	if s.parts == nil {
-		if len(s.ids) == 1 && s.ids[0] == id {
+	if s.extra == nil || s.extra.parts == nil {
+		if s.top == id && (s.extra == nil || s.extra.ids == nil) {
 			return &s.eff
 		}
 		return nil
 	}
-	for i, x := range s.ids {
-		if x == id && i < len(s.parts) {
-			return &s.parts[i]
+	for i, x := range s.extra.ids {
+		if x == id && i < len(s.extra.parts) {
+			return &s.extra.parts[i]
 		}
 	}
 	return nil

@@ -185,17 +185,12 @@ type Step struct {
 	ToolCallID string
 	Arguments  string // raw JSON
 	Result     string
-	// ResultIsError is set when the tool result itself says it failed
-	// (MCP isError, a tool-error part) even when the span status is OK.
-	ResultIsError bool
 
-	// Error evidence on the span.
-	StatusError   bool
+	// Error evidence on the span (with StatusError and HasJSONRPC below).
 	StatusMessage string
 	Errors        []ErrorInfo
 	HTTPStatus    int // http.response.status_code (or legacy http.status_code); 0 = none
 	JSONRPCCode   int // rpc.jsonrpc.error_code or numeric MCP error.type; 0 = none
-	HasJSONRPC    bool
 
 	// LLM steps.
 	Model         string
@@ -207,17 +202,27 @@ type Step struct {
 	// ToolResults are results of this step's own tool calls that the
 	// framework recorded as part of the step (streamed tool-result chunks):
 	// what the model is given on its next call.
-	ToolResults []ToolResult
-	OutputText  string // the model's text output (for constraint checks)
-	// OutputEmpty: the instrumentation recorded the call's output and it
-	// held nothing (no text, no tool call) — unlike an output that was
-	// not recorded at all.
-	OutputEmpty  bool
+	ToolResults  []ToolResult
+	OutputText   string // the model's text output (for constraint checks)
 	InputTokens  int64
 	OutputTokens int64
 	// Cost is the call's cost as the instrumentation recorded it
 	// (gen_ai.usage.cost, OpenInference llm.cost.total); 0 when not recorded.
 	Cost float64
+
+	// The flags are kept together so that they share one word (a held
+	// trace keeps a Step per step span until its root arrives).
+
+	// ResultIsError (tool steps) is set when the tool result itself says
+	// it failed (MCP isError, a tool-error part) even when the span status
+	// is OK.
+	ResultIsError bool
+	StatusError   bool // error evidence: the span status is Error
+	HasJSONRPC    bool // error evidence: JSONRPCCode is set
+	// OutputEmpty (LLM steps): the instrumentation recorded the call's
+	// output and it held nothing (no text, no tool call) — unlike an
+	// output that was not recorded at all.
+	OutputEmpty bool
 }
 
 // Failed reports whether the span itself carries error evidence.
