@@ -11,7 +11,7 @@ import (
 )
 
 // captureRuns builds every run of every shared capture.
-func captureRuns(t *testing.T) map[string][]trajectory.Run {
+func captureRuns(t testing.TB) map[string][]trajectory.Run {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(sharedDir(t), "fixtures", "frameworks", "*", "*.json"))
 	out := map[string][]trajectory.Run{}

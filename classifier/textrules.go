@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Text rules read error messages. They are the weakest signal and run last
@@ -61,13 +62,21 @@ type textRule struct {
 	// reads (not only ASCII), because they hold no letter outside ASCII
 	// (foldSafe).
 	anyText bool
+	// excludeAlts, excludeAnyText: the same for exclude.
+	excludeAlts    []alternative
+	excludeAnyText bool
+	// keyGroup is the keyScanner group of keys (when there are keys).
+	keyGroup int32
 }
 
-// alternative is one top-level alternative of a rule with the longest
-// literal every match of it contains, tested before the expression runs.
+// alternative is one top-level alternative of a rule with the literal
+// sets every match of it needs (neededLiterals), tested before the
+// expression runs.
 type alternative struct {
-	re  *regexp.Regexp
-	lit string
+	re *regexp.Regexp
+	// need are the keyScanner groups of those sets: a text the scanner
+	// reports without one of them cannot match.
+	need []int32
 	// An alternative \bP X (a word boundary, then a literal P: most of
 	// them) gives Go's matcher no literal prefix to skip to, so it tries
 	// every position of the text. loose is P X: every match of the
@@ -78,9 +87,14 @@ type alternative struct {
 	loose []*regexp.Regexp
 }
 
-// newAlternative compiles one alternative (on lower-cased text).
-func newAlternative(expr string) alternative {
-	return alternative{re: regexp.MustCompile(expr), lit: requiredLiteral(expr), loose: withoutLeadingBoundary(expr)}
+// newAlternative compiles one alternative (on lower-cased text) and
+// registers the literal sets it needs with b.
+func newAlternative(expr string, b *keyScannerBuilder) alternative {
+	a := alternative{re: regexp.MustCompile(expr), loose: withoutLeadingBoundary(expr)}
+	for _, set := range neededLiterals(expr) {
+		a.need = append(a.need, b.group(set))
+	}
+	return a
 }
 
 // withoutLeadingBoundary compiles P X from an expression \bP X, or each
@@ -117,18 +131,42 @@ func startsWithLiteral(re *syntax.Regexp) bool {
 	return re.Op == syntax.OpLiteral && re.Flags&syntax.FoldCase == 0
 }
 
+// ruleKeys is the scanner of every rule's keys and of the literals the
+// alternatives need.
+var ruleKeys *keyScanner
+
 func init() {
+	b := newKeyScannerBuilder()
 	for i := range textRules {
 		r := &textRules[i]
-		src := r.re.String()
-		if r.check != nil || !strings.HasPrefix(src, "(?i)") {
-			continue
+		if len(r.keys) > 0 {
+			r.keyGroup = b.group(r.keys)
 		}
-		for _, alt := range splitAlternatives(src[len("(?i)"):]) {
-			r.alts = append(r.alts, newAlternative(alt))
+		if r.check == nil {
+			r.alts, r.anyText = splitCaseInsensitive(r.re, b)
 		}
-		r.anyText = !slices.ContainsFunc(r.alts, func(a alternative) bool { return !foldSafe(a.re.String()) })
+		if r.exclude != nil {
+			r.excludeAlts, r.excludeAnyText = splitCaseInsensitive(r.exclude, b)
+		}
 	}
+	ruleKeys = b.build()
+}
+
+// splitCaseInsensitive compiles the top-level alternatives of a (?i)
+// expression for lower-cased text, and reports whether they answer on any
+// text the prefilter reads (foldSafe) or only on ASCII; nil when the
+// expression is not of that form or lower-casing could change an answer
+// (lowerSafe).
+func splitCaseInsensitive(re *regexp.Regexp, b *keyScannerBuilder) ([]alternative, bool) {
+	src := re.String()
+	if !strings.HasPrefix(src, "(?i)") || !lowerSafe(src[len("(?i)"):]) {
+		return nil, false
+	}
+	var alts []alternative
+	for _, alt := range splitAlternatives(src[len("(?i)"):]) {
+		alts = append(alts, newAlternative(alt, b))
+	}
+	return alts, !slices.ContainsFunc(alts, func(a alternative) bool { return !foldSafe(a.re.String()) })
 }
 
 // foldSafe reports whether the expression (matched on lower-cased text
@@ -182,33 +220,6 @@ func foldSafeNode(re *syntax.Regexp) bool {
 		}
 	}
 	return true
-}
-
-// requiredLiteral returns the longest literal that is a direct part of
-// the expression's top-level concatenation (so every match contains it),
-// or "" when there is none.
-func requiredLiteral(expr string) string {
-	re, err := syntax.Parse(expr, syntax.Perl)
-	if err != nil {
-		return ""
-	}
-	for re.Op == syntax.OpCapture && len(re.Sub) == 1 {
-		re = re.Sub[0]
-	}
-	best := ""
-	consider := func(n *syntax.Regexp) {
-		if n.Op == syntax.OpLiteral && n.Flags&syntax.FoldCase == 0 && len(string(n.Rune)) > len(best) {
-			best = string(n.Rune)
-		}
-	}
-	if re.Op == syntax.OpConcat {
-		for _, sub := range re.Sub {
-			consider(sub)
-		}
-	} else {
-		consider(re)
-	}
-	return best
 }
 
 // splitAlternatives splits a regular expression at its top-level '|'.
@@ -444,35 +455,99 @@ func classifyText(text string) (finding, bool) {
 }
 
 func classifyTextWith(text string, prefilter bool) (finding, bool) {
+	var rt ruleText
+	if !rt.prepare(text) {
+		return finding{}, false
+	}
+	return rt.classify(prefilter)
+}
+
+// ruleText is a text as the rules read it: bounded and trimmed, with what
+// the prefilters read of it.
+type ruleText struct {
+	text string
+	// exact: the prefilters are exact on text (prefilterText).
+	exact bool
+	// alts: the compiled alternatives may be matched on lower (ASCII text).
+	alts bool
+	// lower is text with its ASCII letters lowered, made when first asked
+	// for (lowered).
+	lower   string
+	lowered bool
+	// hits are the keyScanner groups of text (when exact).
+	hits keyHits
+}
+
+// prepare reads text for the rules; false when nothing is left to read.
+func (rt *ruleText) prepare(text string) bool {
 	if len(text) > maxTextLen {
 		text = text[:maxTextLen]
 	}
 	text = strings.TrimSpace(text)
 	if text == "" {
-		return finding{}, false
+		return false
 	}
-	var lower string
-	alts := false
-	if prefilter {
-		lower, alts, prefilter = prefilterText(text)
+	rt.text = text
+	rt.alts, rt.exact = prefilterText(text)
+	if rt.exact {
+		ruleKeys.scan(text, &rt.hits)
 	}
+	return true
+}
+
+func (rt *ruleText) lowerText() string {
+	if !rt.lowered {
+		rt.lower, rt.lowered = asciiLower(rt.text), true
+	}
+	return rt.lower
+}
+
+// passes reports whether rule r passes its prefilters (keys, pre, its
+// alternatives) on the text; matched says whether the alternatives were
+// asked, and so already matched.
+func (rt *ruleText) passes(r *textRule) (ok, matched bool) {
+	if len(r.keys) > 0 && !rt.hits.has(r.keyGroup) {
+		return false, false
+	}
+	if r.pre != nil && !r.pre(rt.lowerText()) {
+		return false, false
+	}
+	if (rt.alts || r.anyText) && len(r.alts) > 0 {
+		return matchAny(r.alts, rt.lowerText(), &rt.hits), true
+	}
+	return true, false
+}
+
+// excluded reports whether r's exclude matches the text.
+func (rt *ruleText) excluded(r *textRule, prefilter bool) bool {
+	if prefilter && (rt.alts || r.excludeAnyText) && len(r.excludeAlts) > 0 {
+		return matchAny(r.excludeAlts, rt.lowerText(), &rt.hits)
+	}
+	return r.exclude.MatchString(rt.text)
+}
+
+// classify runs the rules over the text, through the prefilters when
+// prefilter is set (and they are exact on it).
+func (rt *ruleText) classify(prefilter bool) (finding, bool) {
+	prefilter = prefilter && rt.exact
+	text := rt.text
 	for i := range textRules {
 		r := &textRules[i]
-		if prefilter && len(r.keys) > 0 && !containsAny(lower, r.keys) {
-			continue
-		}
-		if prefilter && r.pre != nil && !r.pre(lower) {
-			continue
-		}
 		var m []string
-		if (alts || prefilter && r.anyText) && len(r.alts) > 0 {
-			if !matchAny(r.alts, lower) {
+		if prefilter {
+			ok, matched := rt.passes(r)
+			if !ok {
 				continue
+			}
+			if !matched {
+				if m = r.re.FindStringSubmatch(text); m == nil {
+					continue
+				}
 			}
 		} else if m = r.re.FindStringSubmatch(text); m == nil {
 			continue
 		}
-		if r.exclude != nil && r.exclude.MatchString(text) {
+		if r.exclude != nil && rt.excluded(r, prefilter) {
 			continue
 		}
 		f := finding{Type: r.typ, Reason: r.reason}
@@ -497,15 +572,15 @@ func classifyTextWith(text string, prefilter bool) (finding, bool) {
 // prefilter on text. A false answer is exact; true only means classifyText
 // must be asked.
 func mayClassifyAs(text string, types ...FailureType) bool {
-	if len(text) > maxTextLen {
-		text = text[:maxTextLen]
-	}
-	text = strings.TrimSpace(text)
-	if text == "" {
+	var rt ruleText
+	if !rt.prepare(text) {
 		return false
 	}
-	lower, alts, ok := prefilterText(text)
-	if !ok {
+	return rt.mayClassifyAs(types...)
+}
+
+func (rt *ruleText) mayClassifyAs(types ...FailureType) bool {
+	if !rt.exact {
 		return true
 	}
 	for i := range textRules {
@@ -513,54 +588,61 @@ func mayClassifyAs(text string, types ...FailureType) bool {
 		if !slices.Contains(types, r.typ) && !slices.ContainsFunc(r.yields, func(t FailureType) bool { return slices.Contains(types, t) }) {
 			continue
 		}
-		if len(r.keys) > 0 && !containsAny(lower, r.keys) {
-			continue
+		if ok, _ := rt.passes(r); ok {
+			return true
 		}
-		if r.pre != nil && !r.pre(lower) {
-			continue
-		}
-		if (alts || r.anyText) && len(r.alts) > 0 && !matchAny(r.alts, lower) {
-			continue
-		}
-		return true
 	}
 	return false
 }
 
-// prefilterText returns the lower-cased text the rules' prefilters read
-// (keys, pre), whether the compiled alternatives may be matched on it, and
-// ok false when no prefilter is exact on text. Case folding in (?i) maps
-// exactly two non-ASCII letters to ASCII ones, the Kelvin sign (k) and the
-// long s (s): in a text without them every ASCII letter a match needs is
-// an ASCII letter of the text, so the keys are found in the text with its
-// ASCII letters lowered. The alternatives, compiled for lower-cased ASCII
-// text, are used on ASCII text, and on the other text for the rules whose
-// alternatives hold no letter outside ASCII (anyText).
-func prefilterText(text string) (lower string, alts, ok bool) {
+// prefilterText reports whether the compiled alternatives may be matched
+// on the text lowered (alts), and whether the rules' prefilters (keys,
+// pre, on the lowered text) are exact on it at all (ok). Case folding in
+// (?i) maps exactly two non-ASCII letters to ASCII ones, the Kelvin sign
+// (k) and the long s (s): in a text without them every ASCII letter a
+// match needs is an ASCII letter of the text, so the keys are found in
+// the text with its ASCII letters lowered. The alternatives, compiled for
+// lower-cased ASCII text, are used on ASCII text, and on the other text
+// for the rules whose alternatives hold no letter outside ASCII (anyText).
+func prefilterText(text string) (alts, ok bool) {
 	if isASCII(text) {
-		return strings.ToLower(text), true, true
+		return true, true
 	}
 	if strings.ContainsRune(text, '\u212a') || strings.ContainsRune(text, '\u017f') {
-		return "", false, false
+		return false, false
 	}
-	return asciiLower(text), false, true
+	return false, true
 }
 
-// asciiLower lowers the ASCII letters of s and leaves every other byte.
+// asciiLower lowers the ASCII letters of s and leaves every other byte
+// (s itself when it has no upper-case ASCII letter).
 func asciiLower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
+	i := 0
+	for i < len(s) && !('A' <= s[i] && s[i] <= 'Z') {
+		i++
 	}
-	return string(b)
+	if i == len(s) {
+		return s
+	}
+	b := make([]byte, len(s))
+	copy(b, s[:i])
+	for ; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b[i] = c
+	}
+	return unsafe.String(&b[0], len(b))
 }
 
-func matchAny(alts []alternative, s string) bool {
+// matchAny reports whether one of alts matches s; hits must hold every
+// keyScanner group of s (more may be set: they only let an expression
+// run).
+func matchAny(alts []alternative, s string, hits *keyHits) bool {
 	for i := range alts {
 		a := &alts[i]
-		if a.lit != "" && !strings.Contains(s, a.lit) {
+		if !hits.allOf(a.need) {
 			continue
 		}
 		if a.loose != nil && !slices.ContainsFunc(a.loose, func(l *regexp.Regexp) bool { return l.MatchString(s) }) {
@@ -625,15 +707,6 @@ func hasJSONRPCCode(s string) bool {
 // isWordByte is an ASCII word character (regexp's \w, whose boundary \b is).
 func isWordByte(c byte) bool {
 	return isDigit(c) || c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
-}
-
-func containsAny(s string, subs []string) bool {
-	for _, sub := range subs {
-		if strings.Contains(s, sub) {
-			return true
-		}
-	}
-	return false
 }
 
 // wrongToolText reports whether text says a tool does not exist. JSON-RPC

@@ -235,15 +235,33 @@ func TestTextRuleAlternatives(t *testing.T) {
 	if got := splitAlternatives(`a|(b|c)|[|]|d\|e`); len(got) != 4 || got[3] != `d\|e` {
 		t.Errorf("split: %q", got)
 	}
-	for expr, want := range map[string]string{
-		`\bnot authori[sz]ed\b`:             "not authori",
-		`\bno\s+such\s+(?:tool|function)\b`: "such",
-		`(?:a|b)c`:                          "c",
-		`x?`:                                "",
-		`(abc)`:                             "abc",
+	for expr, want := range map[string][][]string{
+		`\bnot authori[sz]ed\b`:                          {{"not authorised", "not authorized"}},
+		`\bno\s+such\s+(?:tool|function)\b`:              {{"function", "tool"}, {"such"}, {"no"}},
+		`\b(?:unknown|bad)\s+(?:tool|function)(?:\s+x)?`: {{"unknown", "bad"}, {"tool", "function"}},
+		`\bapi[ _-]?key\b`:                               {{"api key", "api_key", "api-key", "apikey"}},
+		`(?:a|b)cd`:                                      {{"acd", "bcd"}},
+		`(?:ab|x?)cd`:                                    {{"abcd", "xcd", "cd"}},
+		`(?:ab|\d)cd`:                                    {{"cd"}},
+		`(?:ab|cd)+`:                                     {{"ab", "cd"}},
+		`x?`:                                             nil,
+		`(abc)`:                                          {{"abc"}},
+		`[^a]+`:                                          nil,
+		`\d{3}x`:                                         nil,
 	} {
-		if got := requiredLiteral(expr); got != want {
-			t.Errorf("requiredLiteral(%q) = %q, want %q", expr, got, want)
+		got := neededLiterals(expr)
+		norm := func(sets [][]string) string {
+			var out []string
+			for _, s := range sets {
+				s = slices.Clone(s)
+				slices.Sort(s)
+				out = append(out, strings.Join(s, "|"))
+			}
+			slices.Sort(out)
+			return strings.Join(out, " & ")
+		}
+		if norm(got) != norm(want) {
+			t.Errorf("neededLiterals(%q) = %q, want %q", expr, got, want)
 		}
 	}
 }
@@ -289,6 +307,9 @@ func FuzzTextRules(f *testing.F) {
 	f.Add("Rate limit exceeded — retry in 5 s ⏳")
 	f.Add("HTTP 503 — Service Unavailable ſ")
 	f.Add("Ungültiges Argument: 'city' is required (schema validation failed) é")
+	for _, s := range corpusAndCaptureTexts(f) {
+		f.Add(truncate(s, maxTextLen)) // what the rules read of it
+	}
 	f.Fuzz(func(t *testing.T, s string) {
 		a, okA := classifyText(s)
 		b, okB := classifyText(s)
@@ -326,10 +347,14 @@ func FuzzTextRules(f *testing.F) {
 func checkAlternatives(t *testing.T, s string) {
 	t.Helper()
 	for _, text := range []string{strings.ToLower(s), s} {
+		var hits keyHits
+		ruleKeys.scan(text, &hits)
 		for _, r := range textRules {
-			for i := range r.alts {
-				if got, want := matchAny(r.alts[i:i+1], text), r.alts[i].re.MatchString(text); got != want {
-					t.Fatalf("rule %s alternative %q on %q: %v, expression %v", r.name, r.alts[i].re, text, got, want)
+			for _, alts := range [][]alternative{r.alts, r.excludeAlts} {
+				for i := range alts {
+					if got, want := matchAny(alts[i:i+1], text, &hits), alts[i].re.MatchString(text); got != want {
+						t.Fatalf("rule %s alternative %q on %q: %v, expression %v", r.name, alts[i].re, text, got, want)
+					}
 				}
 			}
 		}

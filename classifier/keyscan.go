@@ -1,0 +1,228 @@
+package classifier
+
+import "fmt"
+
+// The text rules' prefilters ask, for every text, whether it holds one of
+// a rule's keys and the literals its alternatives need (textrules.go):
+// hundreds of substring searches, most of them failing, each a pass over
+// the text. A keyScanner answers all of them in one pass: an Aho-Corasick
+// automaton over every string the prefilters look for, each string a
+// member of one or more groups (a rule's keys, one literal set an
+// alternative needs), which reports the groups of which some member occurs
+// in the text. It reads the text with its ASCII letters lowered (the
+// prefilters read the lower-cased text), so it needs no lower-cased copy.
+
+// maxKeyGroups bounds the groups of the package's one scanner (a fixed
+// size so that the hits of a text live on the stack).
+const maxKeyGroups = 1024
+
+// keyHits is a set of group numbers.
+type keyHits [maxKeyGroups / 64]uint64
+
+func (h *keyHits) has(g int32) bool { return h[g>>6]&(1<<(uint(g)&63)) != 0 }
+
+func (h *keyHits) add(g int32) { h[g>>6] |= 1 << (uint(g) & 63) }
+
+// allOf reports whether every group of gs is in h.
+func (h *keyHits) allOf(gs []int32) bool {
+	for _, g := range gs {
+		if !h.has(g) {
+			return false
+		}
+	}
+	return true
+}
+
+// keyScanner is the built automaton. Not modified after build: safe for
+// concurrent use.
+type keyScanner struct {
+	class [256]uint8 // byte → input class; 0 for a byte no member holds
+	width int        // number of input classes
+	// next[state*width+class] is the next state; hasOut marks a state
+	// that reports groups (out[state]).
+	next   []uint16
+	out    [][]int32
+	always []int32 // groups with the empty string as a member
+	// groups are the members of each group, as looked for (for tests).
+	groups [][]string
+}
+
+const hasOut = 1 << 15
+
+// maxMemberLen bounds the members the automaton holds (a longer member is
+// looked for by its prefix).
+const maxMemberLen = 8
+
+// keyScannerBuilder collects the groups.
+type keyScannerBuilder struct {
+	members map[string][]int32 // lowered member → its groups
+	order   []string           // members in first-seen order (deterministic build)
+	groups  [][]string         // each group's members, lowered and bounded
+	byKey   map[string]int32   // a group's members, joined → group (equal sets share one)
+}
+
+func newKeyScannerBuilder() *keyScannerBuilder {
+	return &keyScannerBuilder{members: map[string][]int32{}, byKey: map[string]int32{}}
+}
+
+// group registers a group with the given members and returns its number.
+// A member's upper-case ASCII letters are lowered: the scanner reads the
+// text lowered, so a group is reported whenever a member occurs in the
+// text as it is or lowered (a superset of the texts holding a member as
+// written, which is what a necessary condition may report).
+func (b *keyScannerBuilder) group(members []string) int32 {
+	lowered := make([]string, len(members))
+	key := ""
+	for i, m := range members {
+		// A member's prefix occurs wherever it does: bounding members
+		// bounds the automaton and keeps nearly all their selectivity.
+		lowered[i] = asciiLower(truncate(m, maxMemberLen))
+		key += lowered[i] + "\x00"
+	}
+	if g, ok := b.byKey[key]; ok {
+		return g
+	}
+	g := int32(len(b.groups))
+	if g >= maxKeyGroups {
+		panic(fmt.Sprintf("classifier: more than %d prefilter groups", maxKeyGroups))
+	}
+	b.groups = append(b.groups, lowered)
+	b.byKey[key] = g
+	for _, m := range lowered {
+		if _, seen := b.members[m]; !seen {
+			b.order = append(b.order, m)
+		}
+		b.members[m] = append(b.members[m], g)
+	}
+	return g
+}
+
+func (b *keyScannerBuilder) build() *keyScanner {
+	k := &keyScanner{groups: b.groups}
+	// Input classes: one per byte the members hold; an upper-case ASCII
+	// letter reads as its lower-case one.
+	classOf := map[byte]uint8{}
+	for _, m := range b.order {
+		for i := 0; i < len(m); i++ {
+			if _, ok := classOf[m[i]]; !ok {
+				classOf[m[i]] = uint8(len(classOf) + 1)
+			}
+		}
+	}
+	if len(classOf) > 255 {
+		panic("classifier: prefilter members hold too many distinct bytes")
+	}
+	k.width = len(classOf) + 1
+	for c, cl := range classOf {
+		k.class[c] = cl
+		if 'a' <= c && c <= 'z' {
+			k.class[c-'a'+'A'] = cl
+		}
+	}
+	// The trie, as a dense table (-1: no edge yet).
+	var next []int32
+	var out [][]int32
+	newState := func() int32 {
+		for range k.width {
+			next = append(next, -1)
+		}
+		out = append(out, nil)
+		return int32(len(out) - 1)
+	}
+	newState() // the root
+	for _, m := range b.order {
+		if m == "" {
+			k.always = append(k.always, b.members[m]...)
+			continue
+		}
+		s := int32(0)
+		for i := 0; i < len(m); i++ {
+			e := int(s)*k.width + int(k.class[m[i]])
+			if next[e] < 0 {
+				t := newState()
+				next[e] = t
+			}
+			s = next[e]
+		}
+		out[s] = append(out[s], b.members[m]...)
+	}
+	// Failure links in breadth-first order; each missing edge becomes the
+	// edge of the state's failure, and each state reports its failure's
+	// groups too (the members that end where it ends).
+	fail := make([]int32, len(out))
+	queue := make([]int32, 0, len(out))
+	for c := 0; c < k.width; c++ {
+		if t := next[c]; t < 0 {
+			next[c] = 0
+		} else {
+			fail[t] = 0
+			queue = append(queue, t)
+		}
+	}
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		for c := 0; c < k.width; c++ {
+			e := int(s)*k.width + c
+			f := next[int(fail[s])*k.width+c]
+			if t := next[e]; t < 0 {
+				next[e] = f
+			} else {
+				fail[t] = f
+				out[t] = append(out[t], out[f]...)
+				queue = append(queue, t)
+			}
+		}
+	}
+	if len(out) >= hasOut {
+		panic("classifier: prefilter automaton too large")
+	}
+	k.next = make([]uint16, len(next))
+	for e, t := range next {
+		k.next[e] = uint16(t)
+		if len(out[t]) > 0 {
+			k.next[e] |= hasOut
+		}
+	}
+	k.out = make([][]int32, len(out))
+	for s, gs := range out {
+		k.out[s] = dedupGroups(gs)
+	}
+	return k
+}
+
+func dedupGroups(gs []int32) []int32 {
+	var o []int32
+	for _, g := range gs {
+		dup := false
+		for _, x := range o {
+			if x == g {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			o = append(o, g)
+		}
+	}
+	return o
+}
+
+// scan adds to h every group of which a member occurs in s with its ASCII
+// letters lowered.
+func (k *keyScanner) scan(s string, h *keyHits) {
+	for _, g := range k.always {
+		h.add(g)
+	}
+	next, w := k.next, k.width
+	st := 0
+	for i := 0; i < len(s); i++ {
+		t := next[st*w+int(k.class[s[i]])]
+		st = int(t &^ hasOut)
+		if t&hasOut != 0 {
+			for _, g := range k.out[st] {
+				h.add(g)
+			}
+		}
+	}
+}
