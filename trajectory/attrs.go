@@ -24,6 +24,11 @@ func attrStr(m pcommon.Map, key string) string {
 	if !ok {
 		return ""
 	}
+	return valueStr(v)
+}
+
+// valueStr is a value as attrStr renders it.
+func valueStr(v pcommon.Value) string {
 	if v.Type() == pcommon.ValueTypeStr {
 		return v.Str()
 	}

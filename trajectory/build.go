@@ -2,6 +2,7 @@ package trajectory
 
 import (
 	"bytes"
+	"cmp"
 	"slices"
 	"sort"
 
@@ -592,21 +593,36 @@ func (b *runBuilder) build(members []int32, roots []int32, rootFound bool, agent
 		spanContent = spanContent || spanHasContent(&nodes[i].c)
 		b.readMember(&r, i, rootFound && i == head, &chains)
 	}
-	sort.SliceStable(r.Steps, func(a, c int) bool {
-		if r.Steps[a].End != r.Steps[c].End {
-			return r.Steps[a].End < r.Steps[c].End
-		}
-		return r.Steps[a].Start < r.Steps[c].Start
-	})
+	sortSteps(r.Steps)
 	b.offerAgentDefs(&r, agents, head)
 	nameFailedTools(r.Steps, chains)
 	nameFedResults(r.Steps, chains)
 	linkToolCalls(r.Steps)
 	r.Content = runContent(&r, spanContent)
-	sort.SliceStable(r.SpanErrors, func(a, c int) bool { return r.SpanErrors[a].End < r.SpanErrors[c].End })
+	if !slices.IsSortedFunc(r.SpanErrors, func(a, c SpanError) int { return cmp.Compare(a.End, c.End) }) {
+		sort.SliceStable(r.SpanErrors, func(a, c int) bool { return r.SpanErrors[a].End < r.SpanErrors[c].End })
+	}
 	b.sessionKey(&r, members, head, rootFound)
 	b.describe(&r, members, roots, agents)
 	return r
+}
+
+// sortSteps orders steps by end time, then start time, keeping the order
+// of equal steps. Steps read in preorder are mostly in that order already,
+// which is checked first (sort.SliceStable allocates its swapper).
+func sortSteps(steps []Step) {
+	less := func(a, c int) bool {
+		if steps[a].End != steps[c].End {
+			return steps[a].End < steps[c].End
+		}
+		return steps[a].Start < steps[c].Start
+	}
+	for k := 1; k < len(steps); k++ {
+		if less(k, k-1) {
+			sort.SliceStable(steps, less)
+			return
+		}
+	}
 }
 
 // nameRun sets the run's root span ID and name.

@@ -1,6 +1,7 @@
 package trajectory
 
 import (
+	"slices"
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -41,6 +42,49 @@ var (
 	}
 )
 
+// nameKeys places each key above in its list (agentKeys, weakAgentKeys,
+// sessionKeys) with its rank there, so that spanNames reads a span's
+// attributes once instead of looking up each key (each lookup a scan of
+// the span's attributes).
+var nameKeys = func() map[string]nameKey {
+	m := map[string]nameKey{}
+	for list, keys := range [...][]string{agentKeys, weakAgentKeys, sessionKeys} {
+		for rank, k := range keys {
+			m[k] = nameKey{list: uint8(list), rank: uint8(rank)}
+		}
+	}
+	return m
+}()
+
+type nameKey struct{ list, rank uint8 }
+
+// spanNames are the explicit agent name, the weak agent name and the
+// session id one set of attributes states: for each list the value of its
+// first key set to a non-empty value, firstStr(m, list...).
+type spanNames struct{ agent, weakAgent, session string }
+
+func readSpanNames(m pcommon.Map) spanNames {
+	var (
+		vals [3]string
+		best = [3]int{len(agentKeys), len(weakAgentKeys), len(sessionKeys)}
+		seen [3]uint64 // keys met: a repeated key counts at its first occurrence, as Map.Get finds it
+	)
+	m.Range(func(k string, v pcommon.Value) bool {
+		nk, ok := nameKeys[k]
+		if !ok || seen[nk.list]&(1<<nk.rank) != 0 {
+			return true
+		}
+		seen[nk.list] |= 1 << nk.rank
+		if int(nk.rank) < best[nk.list] {
+			if s := valueStr(v); s != "" {
+				vals[nk.list], best[nk.list] = s, int(nk.rank)
+			}
+		}
+		return true
+	})
+	return spanNames{agent: vals[0], weakAgent: vals[1], session: vals[2]}
+}
+
 // metadataIDs are the identities LangChain/LangGraph put in OpenInference's
 // "metadata" JSON attribute.
 type metadataIDs struct {
@@ -56,7 +100,14 @@ func spanMetadata(c *spanCtx) (metadataIDs, bool) {
 	if !looksJSON(s) || !strings.Contains(s, "_") {
 		return md, false
 	}
-	return md, lenientUnmarshal(bytesOf(s), &md)
+	// lenientUnmarshal's rule for metadataIDs, without the interface
+	// conversion that puts md on the heap.
+	text := strings.TrimSpace(s)
+	if !validJSON(text) {
+		return md, false
+	}
+	decodeMetadataJSON(text, &md)
+	return md, true
 }
 
 // describe fills the run's Service, Agent, Session and FinishReason.
@@ -71,6 +122,7 @@ func (b *runBuilder) describe(r *Run, members, roots, agents []int32) {
 	}
 	ordered = append(ordered, agents...)
 	ordered = append(ordered, roots[0])
+	lead := len(ordered)
 	ordered = append(ordered, members...)
 
 	for _, i := range ordered {
@@ -80,28 +132,34 @@ func (b *runBuilder) describe(r *Run, members, roots, agents []int32) {
 		}
 	}
 
-	b.nameAgentAndSession(r, ordered, len(agents))
+	b.nameAgentAndSession(r, ordered, lead, len(agents))
 	b.finishReason(r, members, ordered[:len(agents)+1])
 }
 
 // nameAgentAndSession reads the run's agent and session from the spans in
 // order (the first len(agents)+1 are the agent spans and the root): the
 // explicit keys, then the framework metadata, then weaker agent keys; a
-// session last from the resource of the agent spans or the root.
-func (b *runBuilder) nameAgentAndSession(r *Run, ordered []int32, nAgents int) {
+// session last from the resource of the agent spans or the root. The
+// members (from ordered[lead]) repeat the spans before them, which are
+// not read again.
+func (b *runBuilder) nameAgentAndSession(r *Run, ordered []int32, lead, nAgents int) {
 	nodes := b.nodes
 	var weakAgent string
-	for _, i := range ordered {
+	for k, i := range ordered {
+		if k >= lead && slices.Contains(ordered[:lead], i) {
+			continue // read already, with the same result
+		}
 		c := &nodes[i].c
+		names := readSpanNames(c.attrs)
 		if r.Agent == "" {
-			if a := agentName(c, nodes[i].role == roleAgent); a != "" {
+			if a := agentNameFrom(c, nodes[i].role == roleAgent, names.agent); a != "" {
 				r.Agent = a
 			} else if weakAgent == "" {
-				weakAgent = firstStr(c.attrs, weakAgentKeys...)
+				weakAgent = names.weakAgent
 			}
 		}
 		if r.Session == "" {
-			r.Session = firstStr(c.attrs, sessionKeys...)
+			r.Session = names.session
 		}
 		if (r.Agent == "" || r.Session == "") && c.attrs.Len() > 0 {
 			if md, ok := spanMetadata(c); ok {
@@ -207,8 +265,13 @@ func (b *runBuilder) agentOfFirstModelCall(r *Run, members []int32) int32 {
 }
 
 func agentName(c *spanCtx, isAgentSpan bool) string {
-	if a := firstStr(c.attrs, agentKeys...); a != "" {
-		return a
+	return agentNameFrom(c, isAgentSpan, firstStr(c.attrs, agentKeys...))
+}
+
+// agentNameFrom is agentName with the explicit keys' name already read.
+func agentNameFrom(c *spanCtx, isAgentSpan bool, explicit string) string {
+	if explicit != "" {
+		return explicit
 	}
 	if !isAgentSpan {
 		return ""

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
 func TestTopSpanIDs(t *testing.T) {
@@ -70,4 +71,53 @@ func TestWithIndex(t *testing.T) {
 	assert.Equal(t, "test", idx.Spans()[1].Scope.Scope().Name())
 	Build(s.td, WithIndex(&idx))
 	assert.Len(t, idx.Spans(), 3, "reset by each Build")
+}
+
+// readSpanNames, one pass over a span's attributes, reads what firstStr
+// reads key by key for each list: on every capture span and resource, and
+// on attributes that repeat a key (Map.Get finds the first occurrence),
+// set it empty or to a non-string value.
+func TestSpanNamesMatchFirstStr(t *testing.T) {
+	check := func(where string, m pcommon.Map) {
+		t.Helper()
+		want := spanNames{agent: firstStr(m, agentKeys...), weakAgent: firstStr(m, weakAgentKeys...), session: firstStr(m, sessionKeys...)}
+		if got := readSpanNames(m); got != want {
+			t.Fatalf("%s: %+v, firstStr gives %+v", where, got, want)
+		}
+	}
+	named := 0
+	for _, f := range traceCaptures(t) {
+		td := loadFixture(t, f)
+		for i := 0; i < td.ResourceSpans().Len(); i++ {
+			check(f+" resource", td.ResourceSpans().At(i).Resource().Attributes())
+		}
+		ForEachSpan(td, func(sp ptrace.Span) {
+			check(f+" "+sp.Name(), sp.Attributes())
+			if readSpanNames(sp.Attributes()) != (spanNames{}) {
+				named++
+			}
+		})
+	}
+	if named == 0 {
+		t.Fatal("no capture span names an agent or a session")
+	}
+	const repeated = `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"01000000000000000000000000000000","spanId":"0100000000000000","name":"s",
+	"attributes":[
+	{"key":"session.id","value":{"stringValue":""}},
+	{"key":"session.id","value":{"stringValue":"second"}},
+	{"key":"thread.id","value":{"intValue":"42"}},
+	{"key":"gen_ai.agent.name","value":{"stringValue":"first"}},
+	{"key":"gen_ai.agent.name","value":{"stringValue":"again"}},
+	{"key":"agent.name","value":{"stringValue":""}},
+	{"key":"gen_ai.agent.id","value":{"boolValue":true}},
+	{"key":"ai.telemetry.functionId","value":{"stringValue":""}}]}]}]}]}`
+	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces([]byte(repeated))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes()
+	check("repeated keys", m)
+	if got := readSpanNames(m); got != (spanNames{agent: "first", weakAgent: "true", session: "42"}) {
+		t.Fatalf("repeated keys: %+v", got)
+	}
 }
