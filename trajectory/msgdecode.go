@@ -148,8 +148,13 @@ func unquoteJSON(lit string) string {
 			}
 			i++
 		case c < utf8.RuneSelf:
-			b = append(b, c)
-			i++
+			// A run of ASCII up to the next escape is copied at once.
+			j := i + 1
+			for j < len(in) && in[j] != '\\' && in[j] < utf8.RuneSelf {
+				j++
+			}
+			b = append(b, in[i:j]...)
+			i = j
 		default:
 			r, size := utf8.DecodeRuneInString(in[i:])
 			if r == utf8.RuneError && size == 1 {
@@ -160,7 +165,8 @@ func unquoteJSON(lit string) string {
 			i += size
 		}
 	}
-	return string(b)
+	// b is not written again: the string is a view of it, not a copy.
+	return stringOf(b)
 }
 
 // hex4 is the value of the four hex digits at the start of s (-1 when they
