@@ -112,7 +112,15 @@ func (c jsonToolCall) toToolCall() ToolCall {
 // decodeMessages decodes a JSON list of messages in any supported shape.
 // LangChain batches ([[msg, ...]]) and {"messages": [...]} wrappers are
 // unwrapped. It returns nil when s is not such a list.
-func decodeMessages(s string) []message {
+func decodeMessages(s string) []message { return decodeMessagesAs(s, false) }
+
+// decodeMessageCalls is decodeMessages for a reader that needs only the
+// messages' roles, calls and results (IDs, names, arguments, error flags):
+// the messages' text and the results' content are left empty, not decoded
+// (messageCalls).
+func decodeMessageCalls(s string) []message { return decodeMessagesAs(s, true) }
+
+func decodeMessagesAs(s string, callsOnly bool) []message {
 	if !looksJSON(s) {
 		return nil
 	}
@@ -125,19 +133,23 @@ func decodeMessages(s string) []message {
 			}
 			out := make([]message, 0, len(list))
 			for i := range list {
-				if m, ok := messageFrom(&list[i]); ok {
+				if m, ok := messageFromAs(&list[i], callsOnly); ok {
 					out = append(out, m)
 				}
 			}
 			return out
 		}
 	}
-	return decodeMessagesWhere(s, nil)
+	return decodeMessagesWhereAs(s, nil, callsOnly)
 }
 
 // decodeMessagesWhere is decodeMessages on the messages for which keep (if
 // set) is true of their JSON text; the others are not decoded.
 func decodeMessagesWhere(s string, keep func(string) bool) []message {
+	return decodeMessagesWhereAs(s, keep, false)
+}
+
+func decodeMessagesWhereAs(s string, keep func(string) bool, callsOnly bool) []message {
 	if !looksJSON(s) {
 		return nil
 	}
@@ -154,7 +166,7 @@ func decodeMessagesWhere(s string, keep func(string) bool) []message {
 		// without scanning them again.
 		var jm jsonMessage
 		decodeMessageJSON(stringOf(r), &jm)
-		if m, ok := messageFrom(&jm); ok {
+		if m, ok := messageFromAs(&jm, callsOnly); ok {
 			out = append(out, m)
 		}
 	}
@@ -271,15 +283,21 @@ func decodeMessage(r json.RawMessage) (message, bool) {
 }
 
 // decodeValidMessage is decodeMessage of text known to be valid JSON.
-func decodeValidMessage(r json.RawMessage) (message, bool) {
+func decodeValidMessage(r json.RawMessage, callsOnly bool) (message, bool) {
 	var jm jsonMessage
 	if !lenientUnmarshalValid(r, &jm) {
 		return message{}, false
 	}
-	return messageFrom(&jm)
+	return messageFromAs(&jm, callsOnly)
 }
 
-func messageFrom(src *jsonMessage) (message, bool) {
+func messageFrom(src *jsonMessage) (message, bool) { return messageFromAs(src, false) }
+
+// messageFromAs is messageFrom; with callsOnly the message's Text and its
+// results' Content are left empty (not decoded), everything else is the
+// same: a result whose existence depends on its text being non-empty is
+// kept or dropped by jsonTextEmpty, which says so without decoding it.
+func messageFromAs(src *jsonMessage, callsOnly bool) (message, bool) {
 	jm := *src
 	role := jm.Role
 	if len(jm.LC) > 0 && len(jm.Kwargs) > 0 {
@@ -306,7 +324,11 @@ func messageFrom(src *jsonMessage) (message, bool) {
 				ID: firstNonEmpty(jm.CallID, string(bytes.Trim(jm.ID, `"`))), Name: jm.Name, Arguments: rawJSONText(jm.Arguments),
 			}}}, true
 		case "function_call_output":
-			return message{Role: "tool", Results: []ToolResult{{CallID: jm.CallID, Content: contentText(jm.Output)}}}, true
+			r := ToolResult{CallID: jm.CallID}
+			if !callsOnly {
+				r.Content = contentText(jm.Output)
+			}
+			return message{Role: "tool", Results: []ToolResult{r}}, true
 		case "human":
 			role = "user"
 		case "ai":
@@ -319,18 +341,18 @@ func messageFrom(src *jsonMessage) (message, bool) {
 	if m.FinishReason == "" {
 		m.FinishReason = jm.ResponseMetadata.FinishReason
 	}
-	var text strings.Builder
+	text := partText{callsOnly: callsOnly}
 	for _, p := range jm.Parts {
 		addPart(&m, &text, p, jm)
 	}
 	if c := trimJSON(jm.Content); len(c) > 0 {
 		switch c[0] {
 		case '"':
-			if s := rawJSONText(c); s != "" {
+			if s, ok := text.get(c); ok {
 				if m.Role == "tool" {
 					m.Results = append(m.Results, ToolResult{CallID: jm.ToolCallID, Name: jm.Name, Content: s, IsError: jm.Status == "error"})
 				} else {
-					appendText(&text, s)
+					text.add(s)
 				}
 			}
 		case '[':
@@ -351,8 +373,56 @@ func messageFrom(src *jsonMessage) (message, bool) {
 			m.Calls = appendCall(m.Calls, tc)
 		}
 	}
-	m.Text = text.String()
+	m.Text = text.b.String()
 	return m, true
+}
+
+// partText gathers a message's text from its parts, unless the reader
+// needs none (callsOnly).
+type partText struct {
+	b         strings.Builder
+	callsOnly bool
+}
+
+// get returns the raw value's text (rawJSONText; "" with callsOnly) and
+// whether that text is not empty.
+func (t *partText) get(r json.RawMessage) (string, bool) {
+	if t.callsOnly {
+		return "", !jsonTextEmpty(r)
+	}
+	s := rawJSONText(r)
+	return s, s != ""
+}
+
+// of is the raw value's text, "" with callsOnly.
+func (t *partText) of(r json.RawMessage) string {
+	s, _ := t.get(r)
+	return s
+}
+
+// add appends s to the message's text.
+func (t *partText) add(s string) {
+	if !t.callsOnly {
+		appendText(&t.b, s)
+	}
+}
+
+// maxEmptyTextLiteral bounds the JSON string literals whose text
+// (rawJSONText, which unwraps up to two further levels of encoding) can be
+// empty: "" itself, a literal of "" (at most 2 + 2*6 bytes, each quote
+// escaped as \u0022) or a literal of that (each of its at most 14 bytes
+// written as at most 6).
+const maxEmptyTextLiteral = 2 + 14*6
+
+// jsonTextEmpty reports whether rawJSONText(r) is "" without decoding a
+// string that cannot be: one longer than maxEmptyTextLiteral, or one
+// without a backslash (which cannot hold an encoded literal) that is not "".
+func jsonTextEmpty(r json.RawMessage) bool {
+	r = trimJSON(r)
+	if len(r) > 2 && r[0] == '"' && (len(r) > maxEmptyTextLiteral || bytes.IndexByte(r, '\\') < 0) {
+		return false
+	}
+	return rawJSONText(r) == ""
 }
 
 // maxDedupCalls is the number of calls of one message or step output
@@ -390,20 +460,20 @@ func appendText(b *strings.Builder, s string) {
 	b.WriteString(s)
 }
 
-func addPart(m *message, text *strings.Builder, p jsonPart, parent jsonMessage) {
+func addPart(m *message, text *partText, p jsonPart, parent jsonMessage) {
 	isErr := (p.IsError != nil && *p.IsError) || (p.IsErrorSn != nil && *p.IsErrorSn)
 	switch p.Type {
 	case "text", "input_text", "output_text", "":
-		if s := rawJSONText(p.Text); s != "" {
+		if s, ok := text.get(p.Text); ok {
 			if m.Role == "tool" && p.Type == "" {
 				break
 			}
-			appendText(text, s)
-		} else if s := rawJSONText(p.Content); s != "" && p.Type == "text" {
-			if m.Role == "tool" {
+			text.add(s)
+		} else if p.Type == "text" {
+			if s, ok := text.get(p.Content); ok && m.Role == "tool" {
 				m.Results = append(m.Results, ToolResult{CallID: parent.ToolCallID, Name: parent.Name, Content: s, IsError: parent.Status == "error"})
-			} else {
-				appendText(text, s)
+			} else if ok {
+				text.add(s)
 			}
 		}
 	case "tool_call", "tool-call", "tool_use", "function_call":
@@ -425,16 +495,20 @@ func addPart(m *message, text *strings.Builder, p jsonPart, parent jsonMessage) 
 		}
 		switch {
 		case len(p.Output) > 0:
-			res.Content, res.IsError = vercelOutput(p.Output, res.IsError)
+			var content string
+			content, res.IsError = vercelOutput(p.Output, res.IsError)
+			if !text.callsOnly {
+				res.Content = content
+			}
 		case len(p.Response) > 0:
-			res.Content = rawJSONText(p.Response)
+			res.Content = text.of(p.Response)
 			res.IsError = res.IsError || mcpResultIsError(p.Response)
 		case len(p.Result) > 0:
-			res.Content = rawJSONText(p.Result)
+			res.Content = text.of(p.Result)
 			res.IsError = res.IsError || mcpResultIsError(p.Result)
 		case len(p.Error) > 0:
-			res.Content = rawJSONText(p.Error)
-		case len(p.Content) > 0:
+			res.Content = text.of(p.Error)
+		case len(p.Content) > 0 && !text.callsOnly:
 			res.Content = contentText(p.Content)
 		}
 		m.Results = append(m.Results, res)

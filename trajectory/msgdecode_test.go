@@ -3,6 +3,7 @@ package trajectory
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -51,6 +52,28 @@ func checkMessageDecode(t *testing.T, s string) {
 	checkLenient[jsonGenerations](t, s)
 	checkRawMember(t, s)
 	checkToolMessageFilter(t, s)
+	checkMessageCalls(t, s)
+}
+
+// checkMessageCalls: decoding only the calls and results (oiFill's
+// completion of flattened messages) gives what the whole decoding gives,
+// less the messages' text and the results' content (decodeGenerations
+// reads a message list as decodeMessages or decodeMessageCalls do).
+func checkMessageCalls(t *testing.T, s string) {
+	t.Helper()
+	for _, v := range []string{s, "[" + s + "]", `{"messages":[` + s + `]}`, "[[" + s + "]]",
+		`{"generations":[[{"text":"t","message":` + s + `}]]}`} {
+		want, got := decodeGenerations(v, false), decodeGenerations(v, true)
+		for i := range want {
+			want[i].Text = ""
+			for k := range want[i].Results {
+				want[i].Results[k].Content = ""
+			}
+		}
+		if !reflect.DeepEqual(want, got) {
+			t.Fatalf("%q: decoded %#v, calls only %#v", v, want, got)
+		}
+	}
 }
 
 // checkToolMessageFilter: the messages mayBeToolMessage skips are never
@@ -106,6 +129,10 @@ func checkLenient[T any](t *testing.T, s string) {
 // string, on any text.
 func checkStringDecode(t *testing.T, s string) {
 	t.Helper()
+	// jsonTextEmpty says what rawJSONText says, on any text.
+	if e, text := jsonTextEmpty([]byte(s)), rawJSONText([]byte(s)); e != (text == "") {
+		t.Fatalf("%q: jsonTextEmpty %v, rawJSONText %q", s, e, text)
+	}
 	got, ok := decodeJSONString(s)
 	var want string
 	err := json.Unmarshal([]byte(s), &want)
@@ -124,6 +151,8 @@ var messageDecodeCases = []string{
 	"{\"role\":\"\xff\"}", `{"rolE":"x","toolcallid":"y","tool_call_ID":"z"}`, `[{"role":"a"},{"role":"b","parts":[{"toolCallId":"t","toolcallid":"u"}]}]`,
 	`{"\u0072ole":"escaped key"}`, `{"messages":[{"role":"user"}],"Messages":null}`, `{"MESSAGES":[[1]]}`, `{"output":{"lc":1},"OutPut":"x"}`, `{"role":"TOOL","content":"r"}`, `{"type":"function_call_output","call_id":"c","output":"o"}`, `{"lc":1,"type":"constructor","id":["langchain","ToolMessage"],"kwargs":{"content":"x","tool_call_id":"c"}}`, `{"lc":1,"id":["FunctionMessage"],"kwargs":{"content":"y"}}`, `{"Role":"To\u006fl","content":"z"}`, `{"type":"tool","content":"w"}`, `{"session_id":"s","Thread_ID":"t","lc_agent_name":3,"conversation_id":null}`, `[" a ",{"x":1}, null ,[2]]`, `["a\tb","\ud83d\ude00","\ud83dx","\udc00\ud800","\/"]`, `{"role":"K","kind":"Kelvin K"}`, `[1,"x",null,{}]`, `"string"`, `null`, `{"parts":[{"output":{"type":"error-text","value":"boom"}}]}`,
 	`{"generations":[[{"text":"a","message":{"role":"ai"}},7,null],null,{"x":1},[]],"Generations":[[{"TEXT":"b","Message":null,"text":3}]]}`, `{"generations":{"text":"x"}}`, `{"generations":[{"text":"x"}]}`,
+	`{"lc":1,"id":["AIMessage"],"kwargs":{"content":"a\nb","tool_calls":[{"id":"c1","name":"f","args":{"x":1}}]}}`, `{"lc":1,"id":["ToolMessage"],"kwargs":{"content":"\"\"","tool_call_id":"c1","status":"error"}}`,
+	`{"role":"tool","parts":[{"type":"text","content":"\"\\\"\\\"\""},{"type":"tool_call_response","response":{"isError":true}},{"type":"tool-result","output":{"type":"error-text","value":"v"}}]}`,
 }
 
 func TestMessageDecodeMatchesEncodingJSON(t *testing.T) {
@@ -133,12 +162,35 @@ func TestMessageDecodeMatchesEncodingJSON(t *testing.T) {
 }
 
 var stringDecodeCases = []string{`"abc"`, `"a\"b\\c\/d\b\f\n\r\t"`, `"\u00e9\u00E9"`, `"\ud83d\ude00"`, `"\ud83d"`, `"\ud83d\u0041"`,
-	`"\ude00\ud83d"`, `"\ud83d\ud83d\ude00"`, "\"\xff\xfe a\"", "\"\xe2\x82\"", `""`, `"`, `"a" `, ` "a"`, `"a\x"`, "\"tab\t\"", `"\u12"`, `"é"`, `"\"`}
+	`"\ude00\ud83d"`, `"\ud83d\ud83d\ude00"`, "\"\xff\xfe a\"", "\"\xe2\x82\"", `""`, `"`, `"a" `, ` "a"`, `"a\x"`, "\"tab\t\"", `"\u12"`, `"é"`, `"\"`,
+	`"\"\""`, `"\u0022\u0022"`, `"\"\\\"\\\"\""`, `"\"\\u0022\\u0022\""`, `"\u0022\\u0022\\u0022\u0022"`, `""`, ` "" `, `null`, `"\"x\""`}
 
 func TestStringDecodeMatchesEncodingJSON(t *testing.T) {
 	for _, s := range stringDecodeCases {
 		checkStringDecode(t, s)
 	}
+}
+
+// uEscaped is a JSON literal of s with every byte written \u00XX.
+func uEscaped(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		fmt.Fprintf(&b, `\u%04x`, s[i])
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// TestJSONTextEmptyBound: the longest literal whose text is empty
+// (maxEmptyTextLiteral bytes) is decoded, not taken as non-empty by its
+// length.
+func TestJSONTextEmptyBound(t *testing.T) {
+	lit := uEscaped(uEscaped(`""`))
+	if len(lit) != maxEmptyTextLiteral || rawJSONText([]byte(lit)) != "" || !jsonTextEmpty([]byte(lit)) {
+		t.Fatalf("%q (%d bytes): text %q, jsonTextEmpty %v", lit, len(lit), rawJSONText([]byte(lit)), jsonTextEmpty([]byte(lit)))
+	}
+	checkStringDecode(t, lit)
 }
 
 func FuzzStringDecode(f *testing.F) {

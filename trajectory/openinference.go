@@ -212,13 +212,19 @@ func oiFill(c *spanCtx, st *Step) {
 	// The serialized framework messages carry what the flattened form
 	// drops: tool-call IDs and tool results' error status.
 	if needsSerialized(inMsgs) {
-		if ser := decodeMessages(attrStr(a, "input.value")); len(ser) > 0 {
-			inMsgs = completeMessages(inMsgs, ser)
+		if len(inMsgs) == 0 {
+			inMsgs = decodeMessages(attrStr(a, "input.value"))
+		} else {
+			// Only the calls and results complete the flattened
+			// messages: the history's text is not decoded.
+			completeMessages(inMsgs, decodeMessageCalls(attrStr(a, "input.value")))
 		}
 	}
 	if needsSerialized(outMsgs) {
-		if ser := decodeGenerations(attrStr(a, "output.value")); len(ser) > 0 {
-			outMsgs = completeMessages(outMsgs, ser)
+		if len(outMsgs) == 0 {
+			outMsgs = decodeGenerations(attrStr(a, "output.value"), false)
+		} else {
+			completeMessages(outMsgs, decodeGenerations(attrStr(a, "output.value"), true))
 		}
 	}
 	applyInput(st, inMsgs)
@@ -295,10 +301,11 @@ func completeMessages(flat, ser []message) []message {
 
 // decodeGenerations reads LangChain's LLM output value
 // {"generations": [[{"text", "message": {...}}]]}; other shapes are tried as
-// a message list.
-func decodeGenerations(s string) []message {
+// a message list. callsOnly is decodeMessageCalls': the messages' text and
+// results' content are not decoded.
+func decodeGenerations(s string, callsOnly bool) []message {
 	if !looksJSON(s) || !strings.Contains(s, "generations") {
-		return decodeMessages(s)
+		return decodeMessagesAs(s, callsOnly)
 	}
 	var g jsonGenerations
 	if !lenientUnmarshal(bytesOf(s), &g) {
@@ -308,13 +315,17 @@ func decodeGenerations(s string) []message {
 	for _, batch := range g.Generations {
 		for _, gen := range batch {
 			// gen.Message is raw text of the value validated above.
-			if m, ok := decodeValidMessage(gen.Message); ok && len(gen.Message) > 0 {
+			if m, ok := decodeValidMessage(gen.Message, callsOnly); ok && len(gen.Message) > 0 {
 				if m.Role == "" {
 					m.Role = "assistant"
 				}
 				out = append(out, m)
 			} else if gen.Text != "" {
-				out = append(out, message{Role: "assistant", Text: gen.Text})
+				m := message{Role: "assistant"}
+				if !callsOnly {
+					m.Text = gen.Text
+				}
+				out = append(out, m)
 			}
 		}
 	}
