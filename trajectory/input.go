@@ -20,32 +20,39 @@ func (s sliceMessages) len() int                  { return len(s) }
 func (s sliceMessages) at(i int) (*message, bool) { return &s[i], true }
 
 // lazyMessages decodes the elements of a JSON message list one at a time,
-// each at most once. Few are read (from the end), so what they decode to is
-// kept by index: nil for an element that is not a message.
+// each at most once. Few are read, from the end, so what they decode to is
+// kept for the list's tail from the earliest element read: tail[k] is
+// element len(elems)-1-k.
 type lazyMessages struct {
-	s       string
-	elems   []elemRange
-	decoded map[int]*message
+	s     string
+	elems []elemRange
+	tail  []lazyMessage
+}
+
+type lazyMessage struct {
+	m         message
+	seen, isM bool // decoded; decoded to a message
 }
 
 func (l *lazyMessages) len() int { return len(l.elems) }
 
 func (l *lazyMessages) at(i int) (*message, bool) {
-	m, seen := l.decoded[i]
-	if !seen {
-		e := l.elems[i]
+	k := len(l.elems) - 1 - i
+	if k >= len(l.tail) {
+		l.tail = append(l.tail, make([]lazyMessage, k+1-len(l.tail))...)
+	}
+	e := &l.tail[k]
+	if !e.seen {
+		r := l.elems[i]
 		// The element is valid JSON (the scan checked the whole list).
 		var jm jsonMessage
-		decodeMessageJSON(l.s[e.start:e.end], &jm)
-		if d, ok := messageFrom(&jm); ok {
-			m = &d
-		}
-		if l.decoded == nil {
-			l.decoded = make(map[int]*message, 4)
-		}
-		l.decoded[i] = m
+		decodeMessageJSON(l.s[r.start:r.end], &jm)
+		e.m, e.isM = messageFrom(&jm)
+		e.seen = true
 	}
-	return m, m != nil
+	// A pointer into tail stays valid when tail grows: the message it
+	// points to is not written again.
+	return &e.m, e.isM
 }
 
 // applyInputJSON fills the step's InputResults from its input messages
