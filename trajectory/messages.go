@@ -181,52 +181,106 @@ func unwrapMessageList(r json.RawMessage, depth int) []json.RawMessage {
 	if len(r) == 0 || depth > 3 || (r[0] != '{' && r[0] != '[') || len(r) > MaxParsedJSONBytes {
 		return nil
 	}
-	// The whole text is validated once here; the wrappers and batches
-	// inside it are read without scanning their bytes again.
-	if !validJSON(stringOf(r)) {
+	// One pass validates the whole text and finds the list inside its
+	// wrappers and batches (validating first, then reading them, went
+	// over each wrapper's bytes once more for each level).
+	sc := jsonScanner{s: stringOf(r)}
+	list, ok := sc.messageList(depth, 0)
+	if sc.space(); !ok || sc.i != len(sc.s) {
 		return nil
 	}
-	return unwrapValidMessageList(r, depth)
+	return list
 }
 
-// unwrapValidMessageList is unwrapMessageList on valid JSON.
-func unwrapValidMessageList(r json.RawMessage, depth int) []json.RawMessage {
-	r = trimJSON(r)
-	if len(r) == 0 || depth > 3 {
-		return nil
+var messagesField = []string{"messages"}
+
+// messageList validates the JSON value at sc.i (nest levels deep in the
+// text, for maxScanDepth, as value does) and returns the message list it
+// holds at unwrapping depth depth: an array's elements (flattened one
+// level per batch, [[msg, ...], ...]), the list of an object's last
+// "messages" member, nil for anything else or past depth 3; ok false when
+// the value is not valid JSON.
+func (sc *jsonScanner) messageList(depth, nest int) (list []json.RawMessage, ok bool) {
+	if depth > 3 || (!sc.at('{') && !sc.at('[')) {
+		return nil, sc.value(nest)
 	}
-	switch r[0] {
-	case '{':
-		var m json.RawMessage
-		names := []string{"messages"}
-		eachMember(stringOf(r), func(key, val string) {
-			if fieldIndex(key, names) == 0 {
-				setRaw(&m, val)
-			}
-		})
-		if len(m) > 0 {
-			return unwrapValidMessageList(m, depth+1)
+	if nest >= maxScanDepth {
+		return nil, false
+	}
+	if sc.at('{') {
+		sc.i++
+		sc.space()
+		if sc.at('}') {
+			sc.i++
+			return nil, true
 		}
-		return nil
-	case '[':
-		// The elements' own bytes (lenientUnmarshal into
-		// []json.RawMessage would copy them all), an empty array giving
-		// an empty list.
-		list := []json.RawMessage{}
-		eachElement(stringOf(r), func(_ int, v string) { list = append(list, bytesOf(v)) })
-		// LangChain records a batch: [[msg, msg]]. Flatten one level.
-		if len(list) > 0 {
-			if f := trimJSON(list[0]); len(f) > 0 && f[0] == '[' {
-				var flat []json.RawMessage
-				for _, inner := range list {
-					flat = append(flat, unwrapValidMessageList(inner, depth+1)...)
+		for {
+			sc.space()
+			k0 := sc.i
+			if !sc.at('"') || !sc.str() {
+				return nil, false
+			}
+			key := jsonStringText(sc.s[k0:sc.i])
+			sc.space()
+			if !sc.at(':') {
+				return nil, false
+			}
+			sc.i++
+			sc.space()
+			if fieldIndex(key, messagesField) == 0 {
+				if list, ok = sc.messageList(depth+1, nest+1); !ok {
+					return nil, false
 				}
-				return flat
+			} else if !sc.value(nest + 1) {
+				return nil, false
 			}
+			sc.space()
+			if sc.at(',') {
+				sc.i++
+				continue
+			}
+			if !sc.at('}') {
+				return nil, false
+			}
+			sc.i++
+			return list, true
 		}
-		return list
 	}
-	return nil
+	sc.i++
+	sc.space()
+	if sc.at(']') {
+		sc.i++
+		return []json.RawMessage{}, true // an empty list, not none
+	}
+	// LangChain records a batch: [[msg, msg]]. Its lists are flattened.
+	batch := sc.at('[')
+	for {
+		sc.space()
+		v0 := sc.i
+		if batch {
+			inner, ok := sc.messageList(depth+1, nest+1)
+			if !ok {
+				return nil, false
+			}
+			list = append(list, inner...)
+		} else {
+			if !sc.value(nest + 1) {
+				return nil, false
+			}
+			// The elements' own bytes, not copies.
+			list = append(list, bytesOf(sc.s[v0:sc.i]))
+		}
+		sc.space()
+		if sc.at(',') {
+			sc.i++
+			continue
+		}
+		if !sc.at(']') {
+			return nil, false
+		}
+		sc.i++
+		return list, true
+	}
 }
 
 // mayBeToolMessage is a necessary condition for a message's JSON text to

@@ -20,6 +20,7 @@ func stdLenient(data []byte, v any) bool {
 // did) and with the scanner's decoders, and compares.
 func checkMessageDecode(t *testing.T, s string) {
 	t.Helper()
+	checkUnwrap(t, s)
 	// The decoders' skipping of validated text stays within any text.
 	eachMember(s, func(string, string) {})
 	eachElement(s, func(int, string) {})
@@ -152,6 +153,7 @@ var messageDecodeCases = []string{
 	`{"\u0072ole":"escaped key"}`, `{"messages":[{"role":"user"}],"Messages":null}`, `{"MESSAGES":[[1]]}`, `{"output":{"lc":1},"OutPut":"x"}`, `{"role":"TOOL","content":"r"}`, `{"type":"function_call_output","call_id":"c","output":"o"}`, `{"lc":1,"type":"constructor","id":["langchain","ToolMessage"],"kwargs":{"content":"x","tool_call_id":"c"}}`, `{"lc":1,"id":["FunctionMessage"],"kwargs":{"content":"y"}}`, `{"Role":"To\u006fl","content":"z"}`, `{"type":"tool","content":"w"}`, `{"session_id":"s","Thread_ID":"t","lc_agent_name":3,"conversation_id":null}`, `[" a ",{"x":1}, null ,[2]]`, `["a\tb","\ud83d\ude00","\ud83dx","\udc00\ud800","\/"]`, `{"role":"K","kind":"Kelvin K"}`, `[1,"x",null,{}]`, `"string"`, `null`, `{"parts":[{"output":{"type":"error-text","value":"boom"}}]}`,
 	`{"generations":[[{"text":"a","message":{"role":"ai"}},7,null],null,{"x":1},[]],"Generations":[[{"TEXT":"b","Message":null,"text":3}]]}`, `{"generations":{"text":"x"}}`, `{"generations":[{"text":"x"}]}`,
 	`{"lc":1,"id":["AIMessage"],"kwargs":{"content":"a\nb","tool_calls":[{"id":"c1","name":"f","args":{"x":1}}]}}`, `{"lc":1,"id":["ToolMessage"],"kwargs":{"content":"\"\"","tool_call_id":"c1","status":"error"}}`,
+	`[[[{"role":"a"}]],[1],{"messages":[{"role":"b"}]}]`, `{"messages":{"Messages":[[{}]],"messages":[[],[{"role":"x"}]]}}`, `[[ ] , "x" ]`, `{"messages":[]}`, `[[{"a":1}],[[{"b":2}]]]`,
 	`{"role":"tool","parts":[{"type":"text","content":"\"\\\"\\\"\""},{"type":"tool_call_response","response":{"isError":true}},{"type":"tool-result","output":{"type":"error-text","value":"v"}}]}`,
 }
 
@@ -232,4 +234,58 @@ func checkSkipValid(t *testing.T, v string) {
 	case '[':
 		eachElement(v, func(_ int, val string) { check(val) })
 	}
+}
+
+// checkUnwrap compares unwrapMessageList's one pass with validating the
+// text and then unwrapping it (unwrapValidMessageList), on any text and
+// on it in a wrapper and a batch.
+func checkUnwrap(t *testing.T, s string) {
+	t.Helper()
+	for _, v := range []string{s, "[" + s + "]", `{"messages":` + s + `}`, "[[" + s + "],[" + s + "]]", `{"MESSAGES":[` + s + `],"x":` + s + `}`} {
+		for depth := 0; depth <= 4; depth++ {
+			want := []json.RawMessage(nil)
+			if r := trimJSON([]byte(v)); len(r) > 0 && depth <= 3 && (r[0] == '{' || r[0] == '[') && json.Valid(r) {
+				want = unwrapValidMessageList(r, depth)
+			}
+			if got := unwrapMessageList([]byte(v), depth); !reflect.DeepEqual(got, want) {
+				t.Fatalf("%q at depth %d: one pass %q, validate then unwrap %q", v, depth, got, want)
+			}
+		}
+	}
+}
+
+// unwrapValidMessageList is unwrapMessageList on valid JSON, read in
+// passes: the way it was read before messageList.
+func unwrapValidMessageList(r json.RawMessage, depth int) []json.RawMessage {
+	r = trimJSON(r)
+	if len(r) == 0 || depth > 3 {
+		return nil
+	}
+	switch r[0] {
+	case '{':
+		var m json.RawMessage
+		eachMember(stringOf(r), func(key, val string) {
+			if fieldIndex(key, messagesField) == 0 {
+				setRaw(&m, val)
+			}
+		})
+		if len(m) > 0 {
+			return unwrapValidMessageList(m, depth+1)
+		}
+		return nil
+	case '[':
+		list := []json.RawMessage{}
+		eachElement(stringOf(r), func(_ int, v string) { list = append(list, bytesOf(v)) })
+		if len(list) > 0 {
+			if f := trimJSON(list[0]); len(f) > 0 && f[0] == '[' {
+				var flat []json.RawMessage
+				for _, inner := range list {
+					flat = append(flat, unwrapValidMessageList(inner, depth+1)...)
+				}
+				return flat
+			}
+		}
+		return list
+	}
+	return nil
 }
