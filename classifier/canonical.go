@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // canonicalFast writes the canonical form canonicalDecoded would give,
@@ -28,7 +29,11 @@ func canonicalFast(raw string) (string, bool) {
 	if w.space(); w.pos != len(w.src) {
 		return "", false
 	}
-	return string(w.out), true
+	if len(w.out) == 0 {
+		return "", true
+	}
+	// w.out is not written again: the string can be its bytes.
+	return unsafe.String(&w.out[0], len(w.out)), true
 }
 
 // maxCanonicalDepth bounds the recursion; deeper arguments take the

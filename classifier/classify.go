@@ -6,6 +6,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
+	"github.com/triage-otel/triage/internal/smallmap"
 	"github.com/triage-otel/triage/trajectory"
 )
 
@@ -119,7 +120,10 @@ func (c *Classifier) incidents(run *trajectory.Run, extra []Incident) *classific
 
 // collectCalls links requested calls, tool steps and fed-back results.
 func (cl *classification) collectCalls() {
-	byID := make(map[string]int)
+	var byID smallmap.Map[string, int]
+	if n := callCount(cl.steps); n > 0 {
+		cl.calls = make([]call, 0, n)
+	}
 	var pending []int // requested calls of the last LLM step not yet executed
 	var early []int   // tool steps since the last LLM step not linked to a request
 	for i := range cl.steps {
@@ -133,7 +137,7 @@ func (cl *classification) collectCalls() {
 				// it (streaming, clock skew): link it rather than count the
 				// call twice.
 				if rc.ID != "" {
-					if j, ok := byID[rc.ID]; ok {
+					if j, ok := byID.Get(rc.ID); ok {
 						if cl.calls[j].llmIx < 0 {
 							cl.calls[j].llmIx = i
 						}
@@ -153,7 +157,7 @@ func (cl *classification) collectCalls() {
 				cl.calls = append(cl.calls, call{name: rc.Name, id: rc.ID, args: rc.Arguments, llmIx: i, toolIx: -1, resultLLMIx: -1, pos: i})
 				k := len(cl.calls) - 1
 				if rc.ID != "" {
-					byID[rc.ID] = k
+					byID.Put(rc.ID, k)
 				}
 				pending = append(pending, k)
 			}
@@ -161,7 +165,7 @@ func (cl *classification) collectCalls() {
 		case trajectory.StepTool:
 			k := -1
 			if s.ToolCallID != "" {
-				if j, ok := byID[s.ToolCallID]; ok && cl.calls[j].toolIx < 0 {
+				if j, ok := byID.Get(s.ToolCallID); ok && cl.calls[j].toolIx < 0 {
 					k = j
 				}
 			}
@@ -179,7 +183,7 @@ func (cl *classification) collectCalls() {
 				cl.calls = append(cl.calls, call{name: s.ToolName, id: s.ToolCallID, args: s.Arguments, llmIx: -1, resultLLMIx: -1})
 				k = len(cl.calls) - 1
 				if s.ToolCallID != "" {
-					byID[s.ToolCallID] = k
+					byID.Put(s.ToolCallID, k)
 				}
 				early = append(early, k)
 			}
@@ -194,7 +198,29 @@ func (cl *classification) collectCalls() {
 			}
 		}
 	}
-	cl.collectResults(byID)
+	cl.collectResults(&byID)
+}
+
+// callCount is the number of calls the run's requests and tool steps make
+// at most (results fed back without either add more).
+func callCount(steps []trajectory.Step) int {
+	n := 0
+	for i := range steps {
+		switch steps[i].Kind {
+		case trajectory.StepLLM:
+			n += len(steps[i].Requested)
+		case trajectory.StepTool:
+			n++
+		}
+	}
+	return n
+}
+
+// takenResult identifies a result taken by collectResults: its call id,
+// else its tool name and content.
+type takenResult struct {
+	id, name, content string
+	noID              bool
 }
 
 // collectResults links the tool results the run recorded to its calls:
@@ -205,21 +231,21 @@ func (cl *classification) collectCalls() {
 // failure and feed it back as text often leave no tool span and no
 // recorded request (unknown tools, invalid arguments), and the result is
 // then the only evidence of the call.
-func (cl *classification) collectResults(byID map[string]int) {
-	seen := make(map[string]bool)
+func (cl *classification) collectResults(byID *smallmap.Map[string, int]) {
+	var seen smallmap.Map[takenResult, bool]
 	nextUnmatched := 0
 	take := func(r *trajectory.ToolResult, i int, own bool) {
-		key := "id\x00" + r.CallID
+		key := takenResult{id: r.CallID}
 		if r.CallID == "" {
-			key = "nc\x00" + r.Name + "\x00" + r.Content
+			key = takenResult{name: r.Name, content: r.Content, noID: true}
 		}
-		if seen[key] {
+		if _, taken := seen.Get(key); taken {
 			return
 		}
-		seen[key] = true
+		seen.Put(key, true)
 		k := -1
 		if r.CallID != "" {
-			if j, ok := byID[r.CallID]; ok {
+			if j, ok := byID.Get(r.CallID); ok {
 				k = j
 			}
 		}
@@ -245,7 +271,7 @@ func (cl *classification) collectResults(byID map[string]int) {
 			cl.calls = append(cl.calls, call{name: r.Name, id: r.CallID, llmIx: -1, toolIx: -1, resultLLMIx: i, pos: i, fedOnly: true})
 			k = len(cl.calls) - 1
 			if r.CallID != "" {
-				byID[r.CallID] = k
+				byID.Put(r.CallID, k)
 			}
 		}
 		cl.calls[k].result = r
@@ -682,7 +708,7 @@ func (cl *classification) endsWithFinalAnswer() bool {
 // another tool succeed after this one" in constant time).
 type successes struct {
 	lastOKLLM, lastOKAny int
-	lastOKCall           map[string]int
+	lastOKCall           smallmap.Map[string, int]
 	lastOKAnyCall        int // request position of the last call that succeeded
 	top                  [2]namedPos
 }
@@ -693,7 +719,7 @@ type namedPos struct {
 }
 
 func (cl *classification) successes() successes {
-	ok := successes{lastOKLLM: -1, lastOKAny: -1, lastOKCall: make(map[string]int), lastOKAnyCall: -1,
+	ok := successes{lastOKLLM: -1, lastOKAny: -1, lastOKAnyCall: -1,
 		top: [2]namedPos{{pos: -1}, {pos: -1}}}
 	for i := range cl.steps {
 		s := &cl.steps[i]
@@ -706,21 +732,21 @@ func (cl *classification) successes() successes {
 		if !c.ok {
 			continue
 		}
-		if p, seen := ok.lastOKCall[c.name]; !seen || c.requestPos() > p {
-			ok.lastOKCall[c.name] = c.requestPos()
+		if p, seen := ok.lastOKCall.Get(c.name); !seen || c.requestPos() > p {
+			ok.lastOKCall.Put(c.name, c.requestPos())
 		}
 		ok.lastOKAnyCall = max(ok.lastOKAnyCall, c.requestPos())
 		ok.lastOKAny = max(ok.lastOKAny, c.pos)
 	}
 	top := &ok.top
-	for name, p := range ok.lastOKCall {
+	ok.lastOKCall.Each(func(name string, p int) {
 		switch {
 		case p > top[0].pos || (p == top[0].pos && name < top[0].name):
 			top[1], top[0] = top[0], namedPos{name, p}
 		case p > top[1].pos || (p == top[1].pos && name < top[1].name):
 			top[1] = namedPos{name, p}
 		}
-	}
+	})
 	return ok
 }
 
@@ -741,7 +767,7 @@ func (cl *classification) superseded(in *incident, ok *successes, finalAnswer bo
 	case kindCall:
 		// A call asked for later, not one asked for alongside.
 		rp := cl.calls[in.callIx].requestPos()
-		p, seen := ok.lastOKCall[in.Tool]
+		p, seen := ok.lastOKCall.Get(in.Tool)
 		superseded := seen && p > rp
 		if in.Tool == "" {
 			// The instrumentation did not name the call (a result fed

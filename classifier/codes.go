@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/triage-otel/triage/internal/smallmap"
 	"github.com/triage-otel/triage/trajectory"
 )
 
@@ -39,13 +40,14 @@ func fromHTTPStatus(code int) (finding, bool) {
 }
 
 // fromJSONRPC maps a JSON-RPC error code. text disambiguates -32602: the
-// MCP SDKs answer an unknown tool with "invalid params" too.
-func fromJSONRPC(code int, text string) (finding, bool) {
+// MCP SDKs answer an unknown tool with "invalid params" too (asked for
+// only then: the evidence's texts are joined for it).
+func fromJSONRPC(code int, text func() string) (finding, bool) {
 	switch {
 	case code == -32601:
 		return finding{Type: WrongToolCalled}, true
 	case code == -32602:
-		if wrongToolText(text) {
+		if wrongToolText(text()) {
 			return finding{Type: WrongToolCalled}, true
 		}
 		return finding{Type: SchemaMismatch}, true
@@ -273,8 +275,8 @@ func (ev *evidence) empty() bool {
 // Classify call: retries and wrapper spans repeat the same messages. A nil
 // memo classifies without caching.
 type memo struct {
-	text map[string]memoText
-	exc  map[string]memoExc
+	text smallmap.Map[string, memoText]
+	exc  smallmap.Map[string, memoExc]
 }
 
 type memoText struct {
@@ -294,15 +296,24 @@ func (m *memo) classifyText(s string) (finding, bool) {
 	if m == nil {
 		return classifyText(s)
 	}
-	if r, ok := m.text[s]; ok {
+	if r, ok := m.text.Get(s); ok {
 		return r.f, r.ok
 	}
 	f, ok := classifyText(s)
-	if m.text == nil {
-		m.text = make(map[string]memoText)
+	if m.text.Len() < maxMemoEntries {
+		m.text.Put(s, memoText{f, ok})
 	}
-	if len(m.text) < maxMemoEntries {
-		m.text[s] = memoText{f, ok}
+	return f, ok
+}
+
+// classifyRuleText is classifyText(s) with s already prepared as rt.
+func (m *memo) classifyRuleText(s string, rt *ruleText) (finding, bool) {
+	if r, ok := m.text.Get(s); ok {
+		return r.f, r.ok
+	}
+	f, ok := rt.classify(true)
+	if m.text.Len() < maxMemoEntries {
+		m.text.Put(s, memoText{f, ok})
 	}
 	return f, ok
 }
@@ -311,15 +322,12 @@ func (m *memo) exceptionType(name string) (finding, bool, bool) {
 	if m == nil {
 		return fromExceptionType(name)
 	}
-	if r, ok := m.exc[name]; ok {
+	if r, ok := m.exc.Get(name); ok {
 		return r.f, r.weak, r.ok
 	}
 	f, weak, ok := fromExceptionType(name)
-	if m.exc == nil {
-		m.exc = make(map[string]memoExc)
-	}
-	if len(m.exc) < maxMemoEntries {
-		m.exc[name] = memoExc{f, weak, ok}
+	if m.exc.Len() < maxMemoEntries {
+		m.exc.Put(name, memoExc{f, weak, ok})
 	}
 	return f, weak, ok
 }
@@ -327,7 +335,13 @@ func (m *memo) exceptionType(name string) (finding, bool, bool) {
 // classifyCodes reads the structured codes of ev. It returns a decisive
 // finding, or a weak hint to use when the text rules find nothing.
 func classifyCodes(ev *evidence, m *memo) (f finding, hint *finding, ok bool) {
-	joined := strings.Join(ev.allTexts(), "\n")
+	joinedText, joined := "", false
+	text := func() string {
+		if !joined {
+			joinedText, joined = strings.Join(ev.allTexts(), "\n"), true
+		}
+		return joinedText
+	}
 	if ev.httpStatus > 0 {
 		if f, ok := fromHTTPStatus(ev.httpStatus); ok {
 			return f.with(SignalHTTPStatus, "", confHTTP), nil, true
@@ -338,7 +352,7 @@ func classifyCodes(ev *evidence, m *memo) (f finding, hint *finding, ok bool) {
 		}
 	}
 	if ev.hasJSONRPC {
-		if f, ok := fromJSONRPC(ev.jsonrpcCode, joined); ok {
+		if f, ok := fromJSONRPC(ev.jsonrpcCode, text); ok {
 			return f.with(SignalJSONRPCCode, "", confJSONRPC), nil, true
 		}
 	}
@@ -346,7 +360,7 @@ func classifyCodes(ev *evidence, m *memo) (f finding, hint *finding, ok bool) {
 		if e.Code == "" {
 			continue
 		}
-		if f, ok := codeString(e.Code, joined); ok {
+		if f, ok := codeString(e.Code, text); ok {
 			return f, nil, true
 		}
 		if f, ok := notRetryableCode(e.Code); ok && hint == nil {
@@ -360,7 +374,7 @@ func classifyCodes(ev *evidence, m *memo) (f finding, hint *finding, ok bool) {
 		}
 		// error.type may hold a status or JSON-RPC code, or a provider
 		// code such as rate_limit_exceeded.
-		if f, ok := codeString(e.Type, joined); ok {
+		if f, ok := codeString(e.Type, text); ok {
 			return f, nil, true
 		}
 		if f, ok := notRetryableCode(e.Type); ok {
@@ -389,7 +403,7 @@ func classifyCodes(ev *evidence, m *memo) (f finding, hint *finding, ok bool) {
 
 // codeString reads a code written as a string: a number (HTTP status or
 // JSON-RPC code) or a provider code.
-func codeString(code, text string) (finding, bool) {
+func codeString(code string, text func() string) (finding, bool) {
 	code = strings.TrimSpace(code)
 	if n, err := strconv.Atoi(code); err == nil {
 		if n >= 100 && n <= 599 {

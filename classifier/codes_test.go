@@ -55,7 +55,7 @@ func TestFromJSONRPC(t *testing.T) {
 		{0, "", "", false},
 	}
 	for _, tc := range cases {
-		f, ok := fromJSONRPC(tc.code, tc.text)
+		f, ok := fromJSONRPC(tc.code, func() string { return tc.text })
 		if ok != tc.ok || f.Type != tc.want {
 			t.Errorf("%d %q: got %+v %v, want %s %v", tc.code, tc.text, f, ok, tc.want, tc.ok)
 		}

@@ -67,11 +67,13 @@ func (cl *classification) resultHeadFailure(content string) bool {
 	weak := weakErrorPrefix.MatchString(head)
 	// Without a failure opening only a wrong-tool or schema reading fails
 	// the call: a head that no rule able to give one can match is data,
-	// known without running the rules (most results are).
-	if !weak && !mayClassifyAs(head, WrongToolCalled, SchemaMismatch) {
+	// known without running the rules (most results are). The rules read
+	// the head as mayClassifyAs prepared it.
+	var rt ruleText
+	if !rt.prepare(head) || !weak && !rt.mayClassifyAs(WrongToolCalled, SchemaMismatch) {
 		return false
 	}
-	f, ok := cl.memo.classifyText(head)
+	f, ok := cl.memo.classifyRuleText(head, &rt)
 	if !ok || lateReasonRules[f.Rule] {
 		return false
 	}

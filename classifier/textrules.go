@@ -426,7 +426,7 @@ func checkJSONRPCText(m []string, text string) (finding, bool) {
 	if !ok {
 		return finding{}, false
 	}
-	return fromJSONRPC(n, text)
+	return fromJSONRPC(n, func() string { return text })
 }
 
 func checkGRPC(m []string, _ string) (finding, bool) {

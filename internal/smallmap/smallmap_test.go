@@ -1,0 +1,43 @@
+package smallmap
+
+import (
+	"strconv"
+	"testing"
+)
+
+// A Map answers as a Go map, below and past the length it keeps in its
+// slice, through puts, overwrites and deletes.
+func TestMapAnswersAsAGoMap(t *testing.T) {
+	var m Map[string, int]
+	ref := map[string]int{}
+	check := func(step string) {
+		t.Helper()
+		if m.Len() != len(ref) {
+			t.Fatalf("%s: Len %d, want %d", step, m.Len(), len(ref))
+		}
+		for k, want := range ref {
+			if v, ok := m.Get(k); !ok || v != want {
+				t.Fatalf("%s: Get(%q) = %d, %v, want %d", step, k, v, ok, want)
+			}
+		}
+		if _, ok := m.Get("absent"); ok {
+			t.Fatalf("%s: found an absent key", step)
+		}
+		seen := map[string]int{}
+		m.Each(func(k string, v int) { seen[k] = v })
+		if len(seen) != len(ref) {
+			t.Fatalf("%s: Each visited %d entries, want %d", step, len(seen), len(ref))
+		}
+	}
+	for i := 0; i < 3*MaxSlice; i++ {
+		k := strconv.Itoa(i % (2 * MaxSlice))
+		m.Put(k, i)
+		ref[k] = i
+		check("put " + k)
+		if i%5 == 0 {
+			m.Del(k)
+			delete(ref, k)
+			check("del " + k)
+		}
+	}
+}
