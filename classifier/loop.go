@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"strings"
+	"unsafe"
 
 	"github.com/triage-otel/triage/trajectory"
 )
@@ -472,6 +473,17 @@ func (l *LoopDetector) Add(tool, arguments string, result *trajectory.ToolResult
 		return Loop{}, false
 	}
 	return Loop{Tool: r.tool, Count: r.count, Window: l.d.window, Confidence: confLoop}, true
+}
+
+// Bytes is the heap the detector holds: its state and its ring of the
+// window's calls (with their counts for a wide window). It does not grow
+// with the calls added.
+func (l *LoopDetector) Bytes() int {
+	n := int(unsafe.Sizeof(*l)) + cap(l.d.ring)*int(unsafe.Sizeof(loopSlot{}))
+	if l.d.counts != nil {
+		n += len(l.d.ring) * int(unsafe.Sizeof(loopSlot{})+8)
+	}
+	return n
 }
 
 // LastFailed records that the most recently added call failed, when that

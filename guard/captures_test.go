@@ -2,6 +2,7 @@ package guard
 
 import (
 	"reflect"
+	"runtime"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -128,4 +129,43 @@ func TestBuildTakesTheRunsReadings(t *testing.T) {
 	if taken == 0 {
 		t.Fatal("Build took no reading")
 	}
+}
+
+// The estimate of what runs hold (RunBytes, Read.Bytes) bounds their heap:
+// every capture's spans but its roots read into a run, the runs kept, on a
+// second pass (the first fills the caches shared by all runs).
+func TestRunBytesBoundsTheHeap(t *testing.T) {
+	g, cls := mustGuards(t, DefaultConfig())
+	caps := loadCaptures(t, cls)
+	var runs []*Run
+	var est, spans int
+	for pass := range 2 {
+		runs, est, spans = nil, 0, 0
+		var before runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		for _, c := range caps {
+			nonRoot := c.spans[:len(c.spans)-c.nRoots]
+			r := g.NewRun()
+			reads := g.Read(nonRoot)
+			est += g.RunBytes()
+			for i := range reads {
+				est += reads[i].Bytes()
+			}
+			r.AddRead(reads)
+			runs = append(runs, r)
+			spans += len(nonRoot)
+		}
+		var after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		held := int(after.HeapAlloc) - int(before.HeapAlloc)
+		if pass == 1 {
+			t.Logf("%d runs, %d spans: heap %d B (%d B/span), estimate %d B (%d B/span; RunBytes %d)", len(runs), spans, held, held/spans, est, est/spans, g.RunBytes())
+			if held > est {
+				t.Errorf("the runs hold %d B, more than the %d B estimated", held, est)
+			}
+		}
+	}
+	runtime.KeepAlive(runs)
 }

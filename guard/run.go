@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"slices"
+	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -21,6 +22,7 @@ type Guards struct {
 	classifier  *classifier.Classifier
 	sessionKeys []string
 	prices      priceTable
+	runBytes    int
 }
 
 // New returns the guards for cfg. cls is the classifier whose loop rule
@@ -34,7 +36,8 @@ func New(cfg Config, cls *classifier.Classifier, sessionKeys []string) (*Guards,
 	if cls == nil {
 		return nil, fmt.Errorf("guard: nil classifier")
 	}
-	return &Guards{cfg: cfg, classifier: cls, sessionKeys: slices.Clone(sessionKeys), prices: newPriceTable(cfg.Cost.Prices)}, nil
+	return &Guards{cfg: cfg, classifier: cls, sessionKeys: slices.Clone(sessionKeys), prices: newPriceTable(cfg.Cost.Prices),
+		runBytes: int(unsafe.Sizeof(Run{})) + cls.NewLoopDetector().Bytes()}, nil
 }
 
 // Config returns the configuration.

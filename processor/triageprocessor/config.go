@@ -32,11 +32,14 @@ type Config struct {
 	// decides the trace at once; spans beyond it are counted as cut and
 	// forwarded, annotated from the decision.
 	MaxSpansPerTrace int `mapstructure:"max_spans_per_trace"`
-	// MaxTraceBytes caps the protobuf size of the spans held for one trace,
-	// with the same effect as MaxSpansPerTrace.
+	// MaxTraceBytes caps the bytes held for one trace, with the same effect
+	// as MaxSpansPerTrace: the protobuf size of its spans plus the in-flight
+	// guards' estimate of their state for them (guard.Read.Bytes,
+	// Guards.RunBytes; chargeGuardState).
 	MaxTraceBytes int `mapstructure:"max_trace_bytes"`
-	// MaxBytes caps the protobuf size of all spans held; exceeding it evicts
-	// the least recently active traces. 0 disables the global cap.
+	// MaxBytes caps the bytes held for all traces (counted as for
+	// MaxTraceBytes); exceeding it evicts the least recently active traces.
+	// 0 disables the global cap.
 	MaxBytes int `mapstructure:"max_bytes"`
 	// DecisionCacheSize is the number of decided traces remembered so that
 	// spans arriving after the decision are annotated consistently.

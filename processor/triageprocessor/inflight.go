@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"sync"
+	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -88,9 +89,23 @@ func (p *triageProcessor) readInFlight(groups []*traceGroup) []groupReads {
 		}
 		res := pcommon.NewResource()
 		rss.At(0).Resource().CopyTo(res)
-		out[i] = groupReads{reads: p.guards.Read(batch), res: res}
+		reads := p.guards.Read(batch)
+		g.guardSizes = make([]int, len(reads))
+		for k := range reads {
+			g.guardSizes[k] = reads[k].Bytes()
+		}
+		out[i] = groupReads{reads: reads, res: res}
 	}
 	return out
+}
+
+// guardStateBytes is what the in-flight state of a trace holds before its
+// first span: the guards' run and its handle here.
+func (p *triageProcessor) guardStateBytes(h *heldTrace) int {
+	if h.inflight != nil {
+		return 0
+	}
+	return p.guards.RunBytes() + int(unsafe.Sizeof(inFlight{}))
 }
 
 // noteInFlight records what group gi of the batch added to held trace h,

@@ -18,6 +18,10 @@ type traceGroup struct {
 	// for the rare group that does not fit its trace's limits whole.
 	sizes []int
 	root  bool // holds a span without a parent
+	// guardSizes are what the in-flight guards' state grows by for each
+	// span of td, in the order of sizes (readInFlight), until hold counts
+	// them in sizes (chargeGuardState).
+	guardSizes []int
 
 	// Destination of the spans of the source resource (and scope) being
 	// walked, so spans of one source share one resource/scope copy.
@@ -201,4 +205,22 @@ func (s *splitter) move(i, j int, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans,
 		s.from, s.inited = [2]int{i, j}, true
 	}
 	moveSpan(s.cur, span)
+}
+
+// chargeGuardState counts in the group's sizes what the in-flight guards
+// will hold for its spans — and newRun, the state of a trace they are not
+// watching yet, on its first span — so that max_trace_bytes (and
+// max_bytes) bound the spans held and the guards' state together. Called
+// once the group is to be held (its trace is not decided yet).
+func (g *traceGroup) chargeGuardState(newRun int) {
+	if len(g.guardSizes) == 0 || len(g.guardSizes) != len(g.sizes) {
+		return
+	}
+	for i, b := range g.guardSizes {
+		g.sizes[i] += b
+		g.bytes += b
+	}
+	g.sizes[0] += newRun
+	g.bytes += newRun
+	g.guardSizes = nil
 }

@@ -518,6 +518,9 @@ func (p *triageProcessor) hold(in *intake, g *traceGroup, now time.Time) (h *hel
 		p.held.Add(g.id, h)
 		in.dTraces++
 	}
+	if g.guardSizes != nil {
+		g.chargeGuardState(p.guardStateBytes(h))
+	}
 	limit, root := "", g.root
 	// A trace always holds at least one span, so even a single
 	// oversized span is classified.

@@ -2,6 +2,7 @@ package triageprocessor
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
 	"github.com/triage-otel/triage/classifier"
+	"github.com/triage-otel/triage/guard"
 	"github.com/triage-otel/triage/processor/triageprocessor/internal/metadatatest"
 	"github.com/triage-otel/triage/trajectory"
 )
@@ -272,7 +274,8 @@ func TestMaxSpansPerTraceCutsAndCounts(t *testing.T) {
 }
 
 func TestMaxTraceBytesCuts(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.MaxTraceBytes = 2000 })
+	// The guards off: their state counts too (next test).
+	h := newHarness(t, func(c *Config) { c.MaxTraceBytes = 2000; c.Guards = guard.Config{} })
 	tid := traceID(8)
 	big := strings.Repeat("y", 900)
 	var specs []spanSpec
@@ -282,6 +285,40 @@ func TestMaxTraceBytesCuts(t *testing.T) {
 	h.send(agentTrace(tid, "svc", specs...))
 	assert.Equal(t, 4, h.sink.SpanCount())
 	assert.Equal(t, int64(2), sumValue(t, h, "spans_cut", attribute.String("limit", "max_trace_bytes")))
+}
+
+// TestMaxTraceBytesCountsGuardState: the in-flight guards' state of a
+// trace counts against max_trace_bytes with its spans, and what it cuts is
+// counted as any cut.
+func TestMaxTraceBytesCountsGuardState(t *testing.T) {
+	var specs []spanSpec
+	for i := range 8 {
+		specs = append(specs, spanSpec{id: uint64(10 + i), parent: 1, name: "chat", attrs: map[string]any{
+			"gen_ai.operation.name": "chat", "gen_ai.request.model": "m",
+			"gen_ai.output.messages": `[{"role":"assistant","parts":[{"type":"tool_call","id":"c` + strconv.Itoa(i) + `","name":"lookup","arguments":{"q":"x"}}]}]`}})
+	}
+	size := 0
+	for _, sp := range specs {
+		td := agentTrace(traceID(1), "svc", sp)
+		size += (&ptrace.ProtoMarshaler{}).TracesSize(td) // more than the span's own size: the resource's too
+	}
+	for _, guards := range []bool{false, true} {
+		h := newHarness(t, func(c *Config) {
+			c.MaxTraceBytes = size
+			if !guards {
+				c.Guards = guard.Config{}
+			}
+		})
+		h.send(agentTrace(traceID(8), "svc", specs...))
+		cut := sumValue(t, h, "spans_cut", attribute.String("limit", "max_trace_bytes"))
+		if !guards {
+			assert.Zero(t, cut, "the spans alone fit")
+			assert.Equal(t, 1, h.p.held.Len())
+			continue
+		}
+		assert.Positive(t, cut, "the spans and the guards' state do not")
+		assert.Equal(t, 8, h.sink.SpanCount(), "the trace is decided with what it holds, the cut spans forwarded")
+	}
 }
 
 func TestShutdownFlushesEverythingHeld(t *testing.T) {
