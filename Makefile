@@ -23,7 +23,7 @@ unit:
 fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzBuild$$' -fuzztime=$(FUZZTIME) ./trajectory
 	$(GO) test -run='^$$' -fuzz='^FuzzBuildLogs$$' -fuzztime=$(FUZZTIME) ./trajectory
-	$(GO) test -run='^$$' -fuzz='^FuzzProviderCode$$' -fuzztime=$(FUZZTIME) ./trajectory
+	$(GO) test -run='^$$' -fuzz='^FuzzKeyedRules$$' -fuzztime=$(FUZZTIME) ./trajectory
 	$(GO) test -run='^$$' -fuzz='^FuzzTextRules$$' -fuzztime=$(FUZZTIME) ./classifier
 	$(GO) test -run='^$$' -fuzz='^FuzzCanonicalArgs$$' -fuzztime=$(FUZZTIME) ./classifier
 	$(GO) test -run='^$$' -fuzz='^FuzzParseAnswer$$' -fuzztime=$(FUZZTIME) ./classifier/llm

@@ -3,6 +3,7 @@ package trajectory
 import (
 	"encoding/json"
 	"errors"
+	"regexp"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -267,4 +268,58 @@ func splitIndex(s string) (int, string, bool) {
 		return 0, "", false
 	}
 	return n, s[i+1:], true
+}
+
+// keyedRule is a pattern that starts with one byte (a quote) followed by
+// one of its keys: re is the pattern anchored at that byte. Unanchored,
+// such a pattern gives Go's matcher at most that byte to skip to, so over
+// a long text (a stack trace, a provider response body) it is tried at
+// every byte or every quote, backtracking; trying it only before each
+// occurrence of a key finds the same leftmost match, in one pass of
+// strings.Index per key.
+type keyedRule struct {
+	keys []string
+	re   *regexp.Regexp
+}
+
+// find returns the leftmost match of the rule in s that starts at from or
+// later: its end and its first group ("" without one).
+func (q keyedRule) find(s string, from int) (end int, group string, ok bool) {
+	// next[i]: where keys[i] next occurs past a match start, -1 when it
+	// does not.
+	var buf [4]int
+	next := buf[:0]
+	for _, k := range q.keys {
+		next = append(next, indexFrom(s, k, from+1))
+	}
+	for {
+		best := -1
+		for i, at := range next {
+			if at >= 0 && (best < 0 || at < next[best]) {
+				best = i
+			}
+		}
+		if best < 0 {
+			return 0, "", false
+		}
+		at := next[best]
+		if m := q.re.FindStringSubmatchIndex(s[at-1:]); m != nil {
+			if len(m) >= 4 && m[2] >= 0 {
+				group = s[at-1+m[2] : at-1+m[3]]
+			}
+			return at - 1 + m[1], group, true
+		}
+		next[best] = indexFrom(s, q.keys[best], at+1)
+	}
+}
+
+// indexFrom is the index of the first sub in s at i or later, or -1.
+func indexFrom(s, sub string, i int) int {
+	if i > len(s) {
+		return -1
+	}
+	if k := strings.Index(s[i:], sub); k >= 0 {
+		return i + k
+	}
+	return -1
 }

@@ -165,42 +165,12 @@ var (
 	// A provider error body, as JSON or as a Python dict repr:
 	// {"error": {"code": "context_length_exceeded", "type": "..."}},
 	// {"type": "error", "error": {"type": "overloaded_error"}}.
-	// Each rule is a quoted key and what follows it, found from the
-	// occurrences of the key (quotedKey.find).
-	errorObjKey = quotedKey{"error", regexp.MustCompile(`^["']error["']\s*:\s*\{`)}
-	codeKey     = quotedKey{"code", regexp.MustCompile(`^["']code["']\s*:\s*["']([A-Za-z0-9_.\-]{2,80})["']`)}
-	typeKey     = quotedKey{"type", regexp.MustCompile(`^["']type["']\s*:\s*["']([A-Za-z0-9_.\-]{2,80})["']`)}
+	// Each rule is a quoted key and what follows it, tried where the key
+	// occurs (keyedRule.find).
+	errorObjKey = keyedRule{[]string{"error"}, regexp.MustCompile(`^["']error["']\s*:\s*\{`)}
+	codeKey     = keyedRule{[]string{"code"}, regexp.MustCompile(`^["']code["']\s*:\s*["']([A-Za-z0-9_.\-]{2,80})["']`)}
+	typeKey     = keyedRule{[]string{"type"}, regexp.MustCompile(`^["']type["']\s*:\s*["']([A-Za-z0-9_.\-]{2,80})["']`)}
 )
-
-// quotedKey is a rule ["']key["']... : re is the rule anchored at its
-// opening quote. Unanchored, such a rule starts no match where the key does
-// not follow, so Go's matcher, which finds no literal to skip to, would try
-// it at every byte of a long error text (backtracking, ~80 k instructions a
-// stack trace); trying it only before each occurrence of the key finds the
-// same leftmost match.
-type quotedKey struct {
-	key string
-	re  *regexp.Regexp
-}
-
-// find returns the leftmost match of the rule in s that starts at from or
-// later: its end and its first group ("" without one).
-func (q quotedKey) find(s string, from int) (end int, group string, ok bool) {
-	for at := from + 1; at < len(s); at++ { // at: where the key may start
-		k := strings.Index(s[at:], q.key)
-		if k < 0 {
-			break
-		}
-		at += k
-		if m := q.re.FindStringSubmatchIndex(s[at-1:]); m != nil {
-			if len(m) >= 4 && m[2] >= 0 {
-				group = s[at-1+m[2] : at-1+m[3]]
-			}
-			return at - 1 + m[1], group, true
-		}
-	}
-	return 0, "", false
-}
 
 // isCodeLike reports whether s is a snake_case error code
 // ("context_length_exceeded", "overloaded_error") rather than a class name.

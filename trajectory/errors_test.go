@@ -14,6 +14,41 @@ var (
 	refTypeRe     = regexp.MustCompile(`["']type["']\s*:\s*["']([A-Za-z0-9_.\-]{2,80})["']`)
 )
 
+// The Mastra body rules as written unanchored (the reference of
+// scanJSONString).
+var refBodyRules = []struct {
+	rule keyedRule
+	ref  *regexp.Regexp
+}{
+	{finishReasonRe, regexp.MustCompile(`"(?:finish_reason|finishReason|stop_reason)"\s*:\s*"([A-Za-z_\-]{1,40})"`)},
+	{inputTokensRe, regexp.MustCompile(`"(?:prompt_tokens|input_tokens|inputTokens|promptTokens)"\s*:\s*(\d{1,12})\b`)},
+	{outputTokensRe, regexp.MustCompile(`"(?:completion_tokens|output_tokens|outputTokens|completionTokens)"\s*:\s*(\d{1,12})\b`)},
+}
+
+func refScanJSONString(s string, re *regexp.Regexp) string {
+	if len(s) > maxErrorTextScan {
+		s = s[:maxErrorTextScan]
+	}
+	if m := re.FindStringSubmatch(s); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// checkKeyedRules fails when providerCode or a body rule finds in s other
+// than the unanchored rules find.
+func checkKeyedRules(t *testing.T, s string) {
+	t.Helper()
+	if got, want := providerCode(s), refProviderCode(s); got != want {
+		t.Fatalf("providerCode(%q) = %q, the rules give %q", s, got, want)
+	}
+	for i, r := range refBodyRules {
+		if got, want := scanJSONString(s, r.rule), refScanJSONString(s, r.ref); got != want {
+			t.Fatalf("body rule %d on %q: %q, the rule gives %q", i, s, got, want)
+		}
+	}
+}
+
 func refProviderCode(msg string) string {
 	if msg == "" {
 		return ""
@@ -49,14 +84,21 @@ var providerCodeSeeds = []string{
 	`"error"error":{` + "\xe2\"code\":\"c\xff\"" + `,"code":"cc"}`,
 	`"error":\n\t{"type":'` + "\n" + `'}`,
 	`no provider body: error at line 3`,
+	`{"id":"x","choices":[{"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":12,"completion_tokens":"7","completionTokens":8}}`,
+	`{"stop_reason": "end_turn", "finishReason":"stop", "usage": {"input_tokens": 1234567890123, "inputTokens": 5, "output_tokens":3x, "outputTokens": 9}}`,
+	`"finishReason""finish_reason":"` + strings.Repeat("a", 41) + `","stop_reason":"max_tokens"`,
 	"",
 }
 
-func TestProviderCodeMatchesTheRules(t *testing.T) {
+func TestKeyedRulesMatchTheRules(t *testing.T) {
 	for _, s := range providerCodeSeeds {
-		if got, want := providerCode(s), refProviderCode(s); got != want {
-			t.Errorf("providerCode(%q) = %q, the rules give %q", s, got, want)
-		}
+		checkKeyedRules(t, s)
+	}
+	if got := scanJSONInt(providerCodeSeeds[len(providerCodeSeeds)-4], inputTokensRe); got != 12 {
+		t.Errorf("prompt_tokens: %d", got)
+	}
+	if got := scanJSONString(providerCodeSeeds[len(providerCodeSeeds)-3], finishReasonRe); got != "end_turn" {
+		t.Errorf("stop_reason: %q", got)
 	}
 	if got := providerCode(providerCodeSeeds[0]); got != "context_length_exceeded" {
 		t.Errorf("OpenAI body: %q", got)
@@ -67,22 +109,17 @@ func TestProviderCodeMatchesTheRules(t *testing.T) {
 	// A long stack trace is read in one pass, not the rules tried at every
 	// byte (which the rules' result does not show; the benchmark does).
 	long := strings.Repeat("  at frame (file.js:1:2) 'x' \"y\"\n", 2000) + providerCodeSeeds[1]
-	if got, want := providerCode(long), refProviderCode(long); got != want {
-		t.Errorf("long text: %q, the rules give %q", got, want)
-	}
+	checkKeyedRules(t, long)
 }
 
-// FuzzProviderCode holds providerCode (the rules tried at their keys'
-// occurrences) to the rules run over the whole text.
-func FuzzProviderCode(f *testing.F) {
+// FuzzKeyedRules holds providerCode and the Mastra body rules (each rule
+// tried at its keys' occurrences, keyedRule) to the rules run unanchored
+// over the whole text.
+func FuzzKeyedRules(f *testing.F) {
 	for _, s := range providerCodeSeeds {
 		f.Add(s)
 	}
-	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := providerCode(s), refProviderCode(s); got != want {
-			t.Fatalf("providerCode(%q) = %q, the rules give %q", s, got, want)
-		}
-	})
+	f.Fuzz(checkKeyedRules)
 }
 
 func BenchmarkProviderCode(b *testing.B) {

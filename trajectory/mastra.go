@@ -301,25 +301,31 @@ func appendErrorInfo(errs []ErrorInfo, e ErrorInfo) []ErrorInfo {
 	return append(errs, e)
 }
 
+// The provider response's finish reason and token counts, each a quoted
+// key (one of several spellings) and its value, found where a key occurs
+// (keyedRule).
 var (
-	finishReasonRe = regexp.MustCompile(`"(?:finish_reason|finishReason|stop_reason)"\s*:\s*"([A-Za-z_\-]{1,40})"`)
-	inputTokensRe  = regexp.MustCompile(`"(?:prompt_tokens|input_tokens|inputTokens|promptTokens)"\s*:\s*(\d{1,12})\b`)
-	outputTokensRe = regexp.MustCompile(`"(?:completion_tokens|output_tokens|outputTokens|completionTokens)"\s*:\s*(\d{1,12})\b`)
+	finishReasonRe = keyedRule{[]string{`finish_reason"`, `finishReason"`, `stop_reason"`},
+		regexp.MustCompile(`^"(?:finish_reason|finishReason|stop_reason)"\s*:\s*"([A-Za-z_\-]{1,40})"`)}
+	inputTokensRe = keyedRule{[]string{`prompt_tokens"`, `input_tokens"`, `inputTokens"`, `promptTokens"`},
+		regexp.MustCompile(`^"(?:prompt_tokens|input_tokens|inputTokens|promptTokens)"\s*:\s*(\d{1,12})\b`)}
+	outputTokensRe = keyedRule{[]string{`completion_tokens"`, `output_tokens"`, `outputTokens"`, `completionTokens"`},
+		regexp.MustCompile(`^"(?:completion_tokens|output_tokens|outputTokens|completionTokens)"\s*:\s*(\d{1,12})\b`)}
 )
 
-// scanJSONString returns the first capture of re in the first
-// maxErrorTextScan bytes of s.
-func scanJSONString(s string, re *regexp.Regexp) string {
+// scanJSONString returns the group of the first match of rule in the
+// first maxErrorTextScan bytes of s.
+func scanJSONString(s string, rule keyedRule) string {
 	if len(s) > maxErrorTextScan {
 		s = s[:maxErrorTextScan]
 	}
-	if m := re.FindStringSubmatch(s); m != nil {
-		return m[1]
+	if _, v, ok := rule.find(s, 0); ok {
+		return v
 	}
 	return ""
 }
 
-func scanJSONInt(s string, re *regexp.Regexp) int64 {
+func scanJSONInt(s string, re keyedRule) int64 {
 	n, _ := strconv.ParseInt(scanJSONString(s, re), 10, 64)
 	return n
 }
