@@ -135,6 +135,9 @@ func TestCheckYields(t *testing.T) {
 // change an answer.
 func checkResultPrefilters(t *testing.T, s string) {
 	t.Helper()
+	if got, want := opensLikeError(s), errorPrefix.MatchString(s) || leadingException.MatchString(s) || wrappedException.MatchString(s); got != want {
+		t.Errorf("opensLikeError(%q) = %v, the expressions %v", s, got, want)
+	}
 	if len(s) >= 2 && s[0] == '{' && len(s) <= maxResultJSON {
 		a, okA := jsonError(s)
 		b, okB := jsonErrorShape(s)
@@ -154,6 +157,8 @@ func checkResultPrefilters(t *testing.T, s string) {
 var resultPrefilterCases = []string{
 	`{"error":"boom"}`, `{"errors":[{"m":1}],"data":null}`, `{"isError":true}`, `{"is_error":true}`, `{"message":"x","name":"TypeError"}`,
 	`{"detail":"d","stack":"s"}`, `{"reason":"r","status":"ERROR"}`, `{"\u0065rror":"escaped key"}`, `{"errorMessage":"m","type":"ValueError"}`,
+	"Error: boom", "\t\n TypeError: x", " error(Timeout): y", "_Private.Error: z", "An error occurred", "Tool failed", "\u212aeyError: k",
+	"ſome error", "é Error: x", "[Error] x", "1 Error: x", "",
 	`{"temperature":21,"city":"Paris"}`, `{"ok":true,"items":[1,2]}`, `{"a":undefined}`, `{"a": "NaN"}`, `[{"x":\"undefined\"}]`, `{"a":"undefinedness"}`,
 }
 

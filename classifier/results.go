@@ -98,11 +98,29 @@ func resultTextIsError(content string) bool {
 	if c == "" {
 		return false
 	}
-	if errorPrefix.MatchString(c) || leadingException.MatchString(c) || wrappedException.MatchString(c) {
+	if opensLikeError(c) {
 		return true
 	}
 	_, ok := jsonError(c)
 	return ok
+}
+
+// opensLikeError reports whether a trimmed text opens like an error report
+// (errorPrefix, leadingException, wrappedException). Every opening they
+// match starts, after white space, with an ASCII letter or '_' (the
+// letters (?i) folds to from outside ASCII, K and ſ, start none of
+// them), which JSON results and most data do not: those are known without
+// the expressions, whose matcher clears a bit per instruction and byte of
+// the text on every call.
+func opensLikeError(c string) bool {
+	i := 0
+	for i < len(c) && (c[i] == ' ' || c[i] == '\t' || c[i] == '\n' || c[i] == '\f' || c[i] == '\r') {
+		i++
+	}
+	if i == len(c) || !(c[i] == '_' || 'a' <= c[i] && c[i] <= 'z' || 'A' <= c[i] && c[i] <= 'Z') {
+		return false
+	}
+	return errorPrefix.MatchString(c) || leadingException.MatchString(c) || wrappedException.MatchString(c)
 }
 
 // maxResultJSON bounds the result decoded to look for an error shape.

@@ -338,6 +338,7 @@ func FuzzTextRules(f *testing.F) {
 		}
 		_ = utf8.ValidString(s)
 		checkAlternatives(t, s)
+		checkResultPrefilters(t, s)
 	})
 }
 
