@@ -17,7 +17,7 @@ import (
 
 var (
 	stepRecBytes  = int(unsafe.Sizeof(stepRec{}))
-	stepBytes     = int(unsafe.Sizeof(trajectory.Step{}))
+	heldStepBytes = int(unsafe.Sizeof(heldStep{}))
 	callRecBytes  = int(unsafe.Sizeof(callRec{}))
 	toolCallBytes = int(unsafe.Sizeof(trajectory.ToolCall{}))
 	resultBytes   = int(unsafe.Sizeof(trajectory.ToolResult{}))
@@ -51,7 +51,10 @@ func (rd *Read) Bytes() int {
 	default:
 		return n
 	}
-	n += stepRecBytes + stepBytes + len(st.Kind) + len(st.ToolName) + len(st.ToolCallID) + len(st.Arguments) + len(st.Result) +
+	// The step's record and its groups of fields; a nested span's reading
+	// is kept again beside the merged one, with groups of its own.
+	groups := groupsOf(st).bytes()
+	n += stepRecBytes + groups + heldStepBytes + groups + len(st.Kind) + len(st.ToolName) + len(st.ToolCallID) + len(st.Arguments) + len(st.Result) +
 		len(st.StatusMessage) + len(st.Model) + len(st.Provider) + len(st.OutputText)
 	for _, e := range st.Errors {
 		n += errorBytes + len(e.Type) + len(e.Message) + len(e.Code)
@@ -69,6 +72,20 @@ func (rd *Read) Bytes() int {
 	}
 	if rd.read.Role == trajectory.SpanTool {
 		n += perCallBytes
+	}
+	return n
+}
+
+// bytes is what the groups of fields take.
+func (g heldGroups) bytes() int {
+	n := 0
+	for _, f := range [...]struct {
+		kept bool
+		size uintptr
+	}{{g.tool, unsafe.Sizeof(heldTool{})}, {g.llm, unsafe.Sizeof(heldLLM{})}, {g.errs, unsafe.Sizeof(heldErrs{})}, {g.odd, unsafe.Sizeof(heldOdd{})}} {
+		if f.kept {
+			n += int(f.size)
+		}
 	}
 	return n
 }

@@ -21,11 +21,12 @@ import (
 // Each part is taken once, when the step first has it.
 func (r *Run) llmStep(k int32) {
 	s := r.steps[k]
+	l := s.eff.model()
 	var fedOnly []int32
-	if !s.resDone && len(s.eff.InputResults) > 0 {
+	if !s.resDone && len(l.InputResults) > 0 {
 		s.resDone = true
-		for i := range s.eff.InputResults {
-			if j, created := r.takeResult(k, &s.eff.InputResults[i]); created {
+		for i := range l.InputResults {
+			if j, created := r.takeResult(k, &l.InputResults[i]); created {
 				fedOnly = append(fedOnly, j)
 			}
 		}
@@ -46,14 +47,14 @@ func (r *Run) llmStep(k int32) {
 	for _, j := range fedOnly {
 		r.addToLoop(j)
 	}
-	if !s.reqDone && len(s.eff.Requested) > 0 {
+	if !s.reqDone && len(l.Requested) > 0 {
 		s.reqDone = true
 		r.requests(k)
 	}
-	if !s.ownDone && len(s.eff.ToolResults) > 0 {
+	if !s.ownDone && len(l.ToolResults) > 0 {
 		s.ownDone = true
-		for i := range s.eff.ToolResults {
-			if j, created := r.takeResult(k, &s.eff.ToolResults[i]); created {
+		for i := range l.ToolResults {
+			if j, created := r.takeResult(k, &l.ToolResults[i]); created {
 				r.addToLoop(j)
 			}
 		}
@@ -66,9 +67,10 @@ func (r *Run) llmStep(k int32) {
 func (r *Run) requests(k int32) {
 	s := r.steps[k]
 	early := s.takeEarly(nil)
+	requested := s.eff.model().Requested
 requests:
-	for i := range s.eff.Requested {
-		rc := s.eff.Requested[i]
+	for i := range requested {
+		rc := requested[i]
 		if rc.ID != "" {
 			if j, ok := r.byID.get(rc.ID); ok {
 				c := &r.calls[j]
@@ -81,7 +83,7 @@ requests:
 		}
 		for ei, j := range early {
 			c := &r.calls[j]
-			if c.reqStep < 0 && c.name == rc.Name && (c.id == "" || rc.ID == "") && r.steps[r.root(c.tool)].eff.Start >= s.eff.Start {
+			if c.reqStep < 0 && c.name == rc.Name && (c.id == "" || rc.ID == "") && r.steps[r.root(c.tool)].eff.start >= s.eff.start {
 				c.req, c.reqStep = &rc, k
 				early = append(early[:ei], early[ei+1:]...)
 				r.classify(j)
@@ -100,8 +102,9 @@ requests:
 func (r *Run) toolStep(k int32) {
 	s := r.steps[k]
 	if s.call < 0 {
+		tc := s.eff.toolCall()
 		j := int32(-1)
-		if id := s.eff.ToolCallID; id != "" {
+		if id := tc.ToolCallID; id != "" {
 			if c, ok := r.byID.get(id); ok && r.calls[c].tool < 0 {
 				j = c
 			}
@@ -109,7 +112,7 @@ func (r *Run) toolStep(k int32) {
 		if j < 0 {
 			for pi, c := range r.pending {
 				cc := &r.calls[c]
-				if cc.tool < 0 && cc.name == s.eff.ToolName && (cc.id == "" || s.eff.ToolCallID == "") {
+				if cc.tool < 0 && cc.name == tc.ToolName && (cc.id == "" || tc.ToolCallID == "") {
 					j = c
 					r.pending = append(r.pending[:pi], r.pending[pi+1:]...)
 					break
@@ -117,14 +120,14 @@ func (r *Run) toolStep(k int32) {
 			}
 		}
 		if j < 0 {
-			j = r.newCall(callRec{name: s.eff.ToolName, id: s.eff.ToolCallID, reqStep: -1, tool: k, resultStep: -1})
+			j = r.newCall(callRec{name: tc.ToolName, id: tc.ToolCallID, reqStep: -1, tool: k, resultStep: -1})
 			r.early = append(r.early, j)
 		}
 		s.call = j
 		c := &r.calls[j]
 		c.tool = k
 		if c.name == "" {
-			c.name = s.eff.ToolName
+			c.name = tc.ToolName
 		}
 	}
 	r.classify(s.call)
@@ -207,16 +210,18 @@ func (r *Run) classify(j int32) {
 	call := classifier.Call{Request: c.req, Result: c.result}
 	if c.reqStep >= 0 {
 		rs := &r.steps[r.root(c.reqStep)].eff
-		call.RequestSpanID, call.Offered = rs.SpanID, rs.Offered
+		call.RequestSpanID, call.Offered = rs.spanID, rs.model().Offered
 		if len(call.Offered) == 0 {
 			call.Offered = r.agentDefs
 		}
 	}
 	if c.tool >= 0 {
-		call.Tool = &r.steps[r.root(c.tool)].eff
+		var tool trajectory.Step
+		r.steps[r.root(c.tool)].eff.step(&tool)
+		call.Tool = &tool
 	}
 	if c.resultStep >= 0 {
-		call.ResultSpanID = r.steps[r.root(c.resultStep)].eff.SpanID
+		call.ResultSpanID = r.steps[r.root(c.resultStep)].eff.spanID
 	}
 	inc, failed, ok := r.g.classifier.ClassifyCall(call)
 	status := callPending
@@ -243,7 +248,7 @@ func (r *Run) classify(j int32) {
 // else the requested ones.
 func (r *Run) args(c *callRec) string {
 	if c.tool >= 0 {
-		if a := r.steps[r.root(c.tool)].eff.Arguments; a != "" {
+		if a := r.steps[r.root(c.tool)].eff.toolCall().Arguments; a != "" {
 			return a
 		}
 	}
@@ -258,11 +263,11 @@ func (r *Run) args(c *callRec) string {
 func (r *Run) callSpan(c *callRec) pcommon.SpanID {
 	switch {
 	case c.tool >= 0:
-		return r.steps[r.root(c.tool)].eff.SpanID
+		return r.steps[r.root(c.tool)].eff.spanID
 	case c.reqStep >= 0:
-		return r.steps[r.root(c.reqStep)].eff.SpanID
+		return r.steps[r.root(c.reqStep)].eff.spanID
 	case c.resultStep >= 0:
-		return r.steps[r.root(c.resultStep)].eff.SpanID
+		return r.steps[r.root(c.resultStep)].eff.spanID
 	}
 	return pcommon.SpanID{}
 }

@@ -96,12 +96,12 @@ type readCounter struct {
 	taken int
 }
 
-func (c *readCounter) ReadStep(id pcommon.SpanID) *trajectory.Step {
-	st := c.r.ReadStep(id)
-	if st != nil {
+func (c *readCounter) ReadStep(id pcommon.SpanID, st *trajectory.Step) bool {
+	ok := c.r.ReadStep(id, st)
+	if ok {
 		c.taken++
 	}
-	return st
+	return ok
 }
 
 // Build at the root, taking over the steps the run read as the spans

@@ -57,10 +57,16 @@ func (t priceTable) price(model string) (Price, bool) {
 
 // usageOf is what one model step spent.
 func (t priceTable) usageOf(st *trajectory.Step) recovery.Usage {
-	in, out := max(st.InputTokens, 0), max(st.OutputTokens, 0)
-	u := recovery.Usage{Tokens: in + out, Cost: st.Cost}
+	return t.usage(st.Model, st.InputTokens, st.OutputTokens, st.Cost)
+}
+
+// usage is what a model call of model spent: its recorded cost, else its
+// tokens priced.
+func (t priceTable) usage(model string, inTokens, outTokens int64, cost float64) recovery.Usage {
+	in, out := max(inTokens, 0), max(outTokens, 0)
+	u := recovery.Usage{Tokens: in + out, Cost: cost}
 	if u.Cost == 0 {
-		if p, ok := t.price(st.Model); ok {
+		if p, ok := t.price(model); ok {
 			u.Cost = (float64(in)*p.InputPerMillion + float64(out)*p.OutputPerMillion) / 1e6
 		}
 	}

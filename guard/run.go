@@ -143,7 +143,7 @@ type spanNode struct {
 // trace keeps one per step span until its root arrives: what only some
 // calls have is behind extra.
 type stepRec struct {
-	eff   trajectory.Step // the readings of the call's spans merged as Build merges them
+	eff   heldStep // the readings of the call's spans merged as Build merges them
 	usage recovery.Usage
 	top   pcommon.SpanID // outermost span, whose parent chain links it upwards
 	extra *stepExtra
@@ -164,7 +164,7 @@ type stepExtra struct {
 	// outermost first, kept only once there are two (most calls have one
 	// span: then eff is its reading and top its ID, and keeping the
 	// reading twice would double what a held step costs).
-	parts []trajectory.Step
+	parts []heldStep
 	ids   []pcommon.SpanID
 	early []int32 // LLM steps: tool calls of the turn before it, not requested yet
 }
@@ -311,12 +311,12 @@ func (r *Run) addSpan(s *Read) {
 	}
 	// A step span: part of the call of a step above it, or a call of its own.
 	k := int32(-1)
-	if anc, ok := r.stepAbove(node.parent); ok && trajectory.SameCall(&r.steps[anc].eff, &rd.Step) {
+	if anc, ok := r.stepAbove(node.parent); ok && r.sameCall(anc, &rd.Step) {
 		k = anc
-		r.steps[k].addParts([]trajectory.Step{rd.Step}, []pcommon.SpanID{id})
+		r.steps[k].addParts([]heldStep{holdStep(&rd.Step)}, []pcommon.SpanID{id})
 	} else {
 		k = int32(len(r.steps))
-		r.steps = append(r.steps, &stepRec{eff: rd.Step, status: s.status, merged: -1, top: id, call: -1})
+		r.steps = append(r.steps, &stepRec{eff: holdStep(&rd.Step), status: s.status, merged: -1, top: id, call: -1})
 		if !ok {
 			r.waitOn(node.parent, k)
 		}
@@ -415,7 +415,9 @@ func (r *Run) resolveWaiting(id pcommon.SpanID) {
 			r.waitOn(id, w)
 			continue
 		}
-		if anc == w || !trajectory.SameCall(&r.steps[anc].eff, &r.steps[w].eff) {
+		var inner trajectory.Step
+		r.steps[w].eff.step(&inner)
+		if anc == w || !r.sameCall(anc, &inner) {
 			continue
 		}
 		r.mergeInto(anc, w)
@@ -465,10 +467,18 @@ func sub(a, b recovery.Usage) recovery.Usage {
 	return recovery.Usage{Tokens: a.Tokens - b.Tokens, Cost: a.Cost - b.Cost}
 }
 
+// sameCall reports whether inner, a step span below step k's spans, is a
+// span of k's call (trajectory.SameCall).
+func (r *Run) sameCall(k int32, inner *trajectory.Step) bool {
+	var outer trajectory.Step
+	r.steps[k].eff.step(&outer)
+	return trajectory.SameCall(&outer, inner)
+}
+
 // allParts are the readings of the step's spans.
-func (s *stepRec) allParts() []trajectory.Step {
+func (s *stepRec) allParts() []heldStep {
 	if s.extra == nil || s.extra.parts == nil {
-		return []trajectory.Step{s.eff}
+		return []heldStep{s.eff}
 	}
 	return s.extra.parts
 }
@@ -482,7 +492,7 @@ func (s *stepRec) spanIDs() []pcommon.SpanID {
 }
 
 // addParts adds the readings of nested spans of the call (and their IDs).
-func (s *stepRec) addParts(parts []trajectory.Step, ids []pcommon.SpanID) {
+func (s *stepRec) addParts(parts []heldStep, ids []pcommon.SpanID) {
 	all, allIDs := s.allParts(), s.spanIDs()
 	if s.extra == nil {
 		s.extra = &stepExtra{}
@@ -511,24 +521,28 @@ func (r *Run) recompute(k int32) {
 	if len(parts) < 2 {
 		return // one span: eff is its reading
 	}
-	s.eff = parts[0]
+	var eff, part trajectory.Step
+	parts[0].step(&eff)
 	for i := 1; i < len(parts); i++ {
-		trajectory.MergeNested(&s.eff, s.status, &parts[i])
+		parts[i].step(&part)
+		trajectory.MergeNested(&eff, s.status, &part)
 	}
+	s.eff = holdStep(&eff)
 }
 
 // fold folds what step k now says into the run: usage, tool definitions,
 // calls (and the guards they trip).
 func (r *Run) fold(k int32) {
 	s := r.steps[k]
-	if s.eff.Kind == trajectory.StepLLM {
-		u := r.g.prices.usageOf(&s.eff)
+	if s.eff.stepKind() == trajectory.StepLLM {
+		l := s.eff.model()
+		u := r.g.prices.usage(l.Model, l.InputTokens, l.OutputTokens, l.Cost)
 		r.usage = r.usage.Add(sub(u, s.usage))
 		if u != s.usage && !u.IsZero() {
 			r.lastUsageSpan = s.top
 		}
 		s.usage = u
-		r.noteTools(s.eff.Offered, false)
+		r.noteTools(l.Offered, false)
 		r.llmStep(k)
 		return
 	}
@@ -552,28 +566,31 @@ func (r *Run) noteTools(defs []trajectory.ToolDef, agent bool) {
 	}
 }
 
-// ReadStep returns the reading of step span id as the run took it in
-// (trajectory.SpanReader's, untouched: the guards keep each span's reading
-// once), nil when the span was not a model or tool call span of the run.
-// It implements trajectory.ReadSteps, so that Build at the root reads only
-// the spans the run did not see; the caller hands the run to Build once,
-// when the run is done (Build takes the steps over).
-func (r *Run) ReadStep(id pcommon.SpanID) *trajectory.Step {
+// ReadStep writes into st the reading of step span id as the run took it
+// in (trajectory.SpanReader's, untouched: the guards keep each span's
+// reading once) and reports whether it has one: false when the span was
+// not a model or tool call span of the run. It implements
+// trajectory.ReadSteps, so that Build at the root reads only the spans the
+// run did not see; the caller hands the run to Build once, when the run is
+// done (Build takes the steps over).
+func (r *Run) ReadStep(id pcommon.SpanID, st *trajectory.Step) bool {
 	n, ok := r.nodes.get(id)
 	if !ok || n.step < 0 {
-		return nil
+		return false
 	}
 	s := r.steps[n.step]
 	if s.extra == nil || s.extra.parts == nil {
 		if s.top == id && (s.extra == nil || s.extra.ids == nil) {
-			return &s.eff
+			s.eff.step(st)
+			return true
 		}
-		return nil
+		return false
 	}
 	for i, x := range s.extra.ids {
 		if x == id && i < len(s.extra.parts) {
-			return &s.extra.parts[i]
+			s.extra.parts[i].step(st)
+			return true
 		}
 	}
-	return nil
+	return false
 }

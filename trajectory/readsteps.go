@@ -12,12 +12,12 @@ import "go.opentelemetry.io/collector/pdata/pcommon"
 // ReadSteps gives Build the steps SpanReader.Read returned for spans of the
 // input.
 type ReadSteps interface {
-	// ReadStep returns the Step SpanReader.Read returned for the span
-	// with this ID when it read the span as a model or tool call (Role
-	// SpanLLM or SpanTool), nil when it has none. Build takes the step
-	// over (it may modify it and what its slices hold): each is asked for
-	// once, by one Build.
-	ReadStep(id pcommon.SpanID) *Step
+	// ReadStep writes into st the Step SpanReader.Read returned for the
+	// span with this ID when it read the span as a model or tool call
+	// (Role SpanLLM or SpanTool) and reports whether it has one. Build
+	// takes the step over (it may modify what its slices hold): each is
+	// asked for once, by one Build.
+	ReadStep(id pcommon.SpanID, st *Step) bool
 }
 
 // WithReadSteps makes Build take the step of a model or tool call span from
@@ -37,13 +37,14 @@ func WithReadSteps(src ReadSteps) Option {
 func (b *runBuilder) readStepOf(n *node, st *Step) {
 	if b.readSteps != nil && !n.sharedID && !n.c.hasLogEvents() {
 		sp := n.c.sp
-		if got := b.readSteps.ReadStep(sp.SpanID()); got != nil && got.SpanID == sp.SpanID() &&
-			got.ParentID == sp.ParentSpanID() && got.Start == sp.StartTimestamp() && got.End == sp.EndTimestamp() &&
-			got.Name == sp.Name() && got.Kind == stepKindOf(n.role) {
-			*st = *got
-			// mergeEvidence appends to Errors: not into src's array.
-			st.Errors = st.Errors[:len(st.Errors):len(st.Errors)]
-			return
+		if b.readSteps.ReadStep(sp.SpanID(), st) {
+			if st.SpanID == sp.SpanID() && st.ParentID == sp.ParentSpanID() && st.Start == sp.StartTimestamp() &&
+				st.End == sp.EndTimestamp() && st.Name == sp.Name() && st.Kind == stepKindOf(n.role) {
+				// mergeEvidence appends to Errors: not into src's array.
+				st.Errors = st.Errors[:len(st.Errors):len(st.Errors)]
+				return
+			}
+			*st = Step{}
 		}
 	}
 	ev := readErrors(n.c.sp)

@@ -17,9 +17,13 @@ type spanReadings struct {
 	asked map[pcommon.SpanID]int
 }
 
-func (s *spanReadings) ReadStep(id pcommon.SpanID) *Step {
+func (s *spanReadings) ReadStep(id pcommon.SpanID, st *Step) bool {
 	s.asked[id]++
-	return s.steps[id]
+	got, ok := s.steps[id]
+	if ok {
+		*st = *got
+	}
+	return ok
 }
 
 func readAll(td ptrace.Traces) *spanReadings {

@@ -1,0 +1,181 @@
+package guard
+
+import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/triage-otel/triage/trajectory"
+)
+
+// A held trace keeps the reading of each of its step spans until its root
+// arrives, when Build takes them over (trajectory.WithReadSteps). A
+// trajectory.Step has room for every field any step can have (400 B); a
+// heldStep keeps the fields every step has and, behind pointers, the
+// groups of fields the step sets: a tool call's, a model call's, error
+// evidence. It holds the same values (holdStep then step gives the Step
+// back, TestHeldStepRoundTrip), so the guards read and merge steps as
+// Build does.
+type heldStep struct {
+	spanID, parentID pcommon.SpanID
+	start, end       pcommon.Timestamp
+	name             string
+	tool             *heldTool
+	llm              *heldLLM
+	errs             *heldErrs
+	// odd holds Kind and Convention when they are not values the codes
+	// name (SpanReader sets only those).
+	odd        *heldOdd
+	kind, conv uint8
+	flags      uint8
+}
+
+type heldTool struct {
+	ToolName, ToolCallID, Arguments, Result string
+}
+
+type heldLLM struct {
+	Model, Provider string
+	FinishReasons   []string
+	Requested       []trajectory.ToolCall
+	Offered         []trajectory.ToolDef
+	InputResults    []trajectory.ToolResult
+	ToolResults     []trajectory.ToolResult
+	OutputText      string
+	InputTokens     int64
+	OutputTokens    int64
+	Cost            float64
+}
+
+type heldErrs struct {
+	StatusMessage string
+	Errors        []trajectory.ErrorInfo
+	HTTPStatus    int
+	JSONRPCCode   int
+}
+
+type heldOdd struct {
+	kind trajectory.StepKind
+	conv trajectory.Convention
+}
+
+const (
+	flagResultIsError uint8 = 1 << iota
+	flagStatusError
+	flagHasJSONRPC
+	flagOutputEmpty
+)
+
+// oddCode is the kind or convention code of a value kept in odd.
+const oddCode = 0xff
+
+var (
+	stepKinds   = [...]trajectory.StepKind{"", trajectory.StepLLM, trajectory.StepTool}
+	conventions = [...]trajectory.Convention{trajectory.ConventionUnknown, trajectory.ConventionGenAI,
+		trajectory.ConventionOpenInference, trajectory.ConventionTraceloop, trajectory.ConventionVercel,
+		trajectory.ConventionMCP, trajectory.ConventionMastra}
+)
+
+func codeOf[T comparable](v T, known []T) uint8 {
+	for i, k := range known {
+		if k == v {
+			return uint8(i)
+		}
+	}
+	return oddCode
+}
+
+// noLLM is the model-call group of a step that sets none of its fields
+// (read only).
+var noLLM heldLLM
+
+// holdStep is st as a held run keeps it. The slices and texts are st's
+// (not copied).
+func holdStep(st *trajectory.Step) heldStep {
+	h := heldStep{spanID: st.SpanID, parentID: st.ParentID, start: st.Start, end: st.End, name: st.Name,
+		kind: codeOf(st.Kind, stepKinds[:]), conv: codeOf(st.Convention, conventions[:])}
+	g := groupsOf(st)
+	if g.odd {
+		h.odd = &heldOdd{kind: st.Kind, conv: st.Convention}
+	}
+	if g.tool {
+		h.tool = &heldTool{st.ToolName, st.ToolCallID, st.Arguments, st.Result}
+	}
+	if g.errs {
+		h.errs = &heldErrs{StatusMessage: st.StatusMessage, Errors: st.Errors, HTTPStatus: st.HTTPStatus, JSONRPCCode: st.JSONRPCCode}
+	}
+	if g.llm {
+		h.llm = &heldLLM{Model: st.Model, Provider: st.Provider, FinishReasons: st.FinishReasons, Requested: st.Requested,
+			Offered: st.Offered, InputResults: st.InputResults, ToolResults: st.ToolResults, OutputText: st.OutputText,
+			InputTokens: st.InputTokens, OutputTokens: st.OutputTokens, Cost: st.Cost}
+	}
+	for _, f := range [...]struct {
+		set  bool
+		flag uint8
+	}{{st.ResultIsError, flagResultIsError}, {st.StatusError, flagStatusError}, {st.HasJSONRPC, flagHasJSONRPC}, {st.OutputEmpty, flagOutputEmpty}} {
+		if f.set {
+			h.flags |= f.flag
+		}
+	}
+	return h
+}
+
+// heldGroups says which groups of fields a held step keeps.
+type heldGroups struct{ tool, llm, errs, odd bool }
+
+func groupsOf(st *trajectory.Step) heldGroups {
+	return heldGroups{
+		tool: st.ToolName != "" || st.ToolCallID != "" || st.Arguments != "" || st.Result != "",
+		llm: st.Model != "" || st.Provider != "" || st.FinishReasons != nil || st.Requested != nil || st.Offered != nil ||
+			st.InputResults != nil || st.ToolResults != nil || st.OutputText != "" || st.InputTokens != 0 || st.OutputTokens != 0 || st.Cost != 0,
+		errs: st.StatusMessage != "" || st.Errors != nil || st.HTTPStatus != 0 || st.JSONRPCCode != 0,
+		odd:  codeOf(st.Kind, stepKinds[:]) == oddCode || codeOf(st.Convention, conventions[:]) == oddCode,
+	}
+}
+
+// step writes the Step h holds into st (all of its fields).
+func (h *heldStep) step(st *trajectory.Step) {
+	*st = trajectory.Step{SpanID: h.spanID, ParentID: h.parentID, Start: h.start, End: h.end, Name: h.name,
+		Kind: h.stepKind(), Convention: h.convention(),
+		ResultIsError: h.flags&flagResultIsError != 0, StatusError: h.flags&flagStatusError != 0,
+		HasJSONRPC: h.flags&flagHasJSONRPC != 0, OutputEmpty: h.flags&flagOutputEmpty != 0}
+	if t := h.tool; t != nil {
+		st.ToolName, st.ToolCallID, st.Arguments, st.Result = t.ToolName, t.ToolCallID, t.Arguments, t.Result
+	}
+	if e := h.errs; e != nil {
+		st.StatusMessage, st.Errors, st.HTTPStatus, st.JSONRPCCode = e.StatusMessage, e.Errors, e.HTTPStatus, e.JSONRPCCode
+	}
+	if l := h.llm; l != nil {
+		st.Model, st.Provider, st.FinishReasons, st.Requested, st.Offered = l.Model, l.Provider, l.FinishReasons, l.Requested, l.Offered
+		st.InputResults, st.ToolResults, st.OutputText = l.InputResults, l.ToolResults, l.OutputText
+		st.InputTokens, st.OutputTokens, st.Cost = l.InputTokens, l.OutputTokens, l.Cost
+	}
+}
+
+func (h *heldStep) stepKind() trajectory.StepKind {
+	if h.kind == oddCode {
+		return h.odd.kind
+	}
+	return stepKinds[h.kind]
+}
+
+func (h *heldStep) convention() trajectory.Convention {
+	if h.conv == oddCode {
+		return h.odd.conv
+	}
+	return conventions[h.conv]
+}
+
+// model is the model-call group (noLLM when the step sets none of it).
+func (h *heldStep) model() *heldLLM {
+	if h.llm == nil {
+		return &noLLM
+	}
+	return h.llm
+}
+
+// toolCall is the tool-call group (zero when the step sets none of it).
+func (h *heldStep) toolCall() heldTool {
+	if h.tool == nil {
+		return heldTool{}
+	}
+	return *h.tool
+}

@@ -1,0 +1,74 @@
+package guard
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/triage-otel/triage/trajectory"
+)
+
+// fillField sets field i of st to a value that is not its zero.
+func fillField(t *testing.T, st *trajectory.Step, i int) {
+	t.Helper()
+	f := reflect.ValueOf(st).Elem().Field(i)
+	switch f.Kind() {
+	case reflect.String:
+		f.SetString("x" + reflect.TypeOf(*st).Field(i).Name)
+	case reflect.Bool:
+		f.SetBool(true)
+	case reflect.Int, reflect.Int64, reflect.Uint64:
+		if f.CanInt() {
+			f.SetInt(int64(7 + i))
+		} else {
+			f.SetUint(uint64(7 + i))
+		}
+	case reflect.Float64:
+		f.SetFloat(0.25)
+	case reflect.Array:
+		f.Index(0).SetUint(uint64(1 + i))
+	case reflect.Slice:
+		f.Set(reflect.MakeSlice(f.Type(), 1, 1))
+	default:
+		t.Fatalf("field %s: kind %s not filled (extend the test)", reflect.TypeOf(*st).Field(i).Name, f.Kind())
+	}
+}
+
+// A held step gives back the Step it was made from: every field alone,
+// all of them together, the kinds and conventions SpanReader sets and
+// others, and an empty (non-nil) slice apart from a nil one.
+func TestHeldStepRoundTrip(t *testing.T) {
+	check := func(name string, st trajectory.Step) {
+		t.Helper()
+		h := holdStep(&st)
+		var got trajectory.Step
+		got.Model = "stale" // step writes every field
+		h.step(&got)
+		if !reflect.DeepEqual(got, st) {
+			t.Errorf("%s: held step gives back\n%+v\nnot\n%+v", name, got, st)
+		}
+	}
+	n := reflect.TypeOf(trajectory.Step{}).NumField()
+	var all trajectory.Step
+	for i := range n {
+		var one trajectory.Step
+		fillField(t, &one, i)
+		check(reflect.TypeOf(one).Field(i).Name, one)
+		fillField(t, &all, i)
+	}
+	check("every field", all)
+	for _, k := range append(stepKinds[:], "agent") {
+		for _, c := range append(conventions[:], "other") {
+			check(string(k)+"/"+string(c), trajectory.Step{Kind: k, Convention: c, Name: "n"})
+		}
+	}
+	check("empty slices", trajectory.Step{Errors: []trajectory.ErrorInfo{}, InputResults: []trajectory.ToolResult{}})
+}
+
+// A held tool call's step is smaller than a Step.
+func TestHeldStepIsSmaller(t *testing.T) {
+	tool := trajectory.Step{Kind: trajectory.StepTool, ToolName: "t", Arguments: "{}"}
+	h := holdStep(&tool)
+	if h.llm != nil || h.errs != nil || h.odd != nil {
+		t.Fatalf("a tool step without errors holds %+v", h)
+	}
+}
