@@ -46,18 +46,29 @@ func (sc *jsonScanner) elements(dst []elemRange) ([]elemRange, bool) {
 			return dst, false
 		}
 		dst = append(dst, elemRange{start, sc.i})
-		sc.space()
-		if sc.at(',') {
-			sc.i++
-			continue
-		}
-		if !sc.at(']') {
+		if more, ok := sc.next(']'); !ok {
 			return dst, false
+		} else if !more {
+			sc.space()
+			return dst, sc.i == len(sc.s)
 		}
-		sc.i++
-		sc.space()
-		return dst, sc.i == len(sc.s)
 	}
+}
+
+// next moves past what follows a member or an element: a comma (more
+// follows) or the closing byte of its object or array (ok false for
+// anything else).
+func (sc *jsonScanner) next(closing byte) (more, ok bool) {
+	sc.space()
+	switch {
+	case sc.at(','):
+		sc.i++
+		return true, true
+	case sc.at(closing):
+		sc.i++
+		return false, true
+	}
+	return false, false
 }
 
 // validJSON reports whether s is one valid JSON value (json.Valid).

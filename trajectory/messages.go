@@ -234,16 +234,9 @@ func (sc *jsonScanner) messageList(depth, nest int) (list []json.RawMessage, ok 
 			} else if !sc.value(nest + 1) {
 				return nil, false
 			}
-			sc.space()
-			if sc.at(',') {
-				sc.i++
-				continue
+			if more, ok := sc.next('}'); !ok || !more {
+				return list, ok
 			}
-			if !sc.at('}') {
-				return nil, false
-			}
-			sc.i++
-			return list, true
 		}
 	}
 	sc.i++
@@ -270,16 +263,9 @@ func (sc *jsonScanner) messageList(depth, nest int) (list []json.RawMessage, ok 
 			// The elements' own bytes, not copies.
 			list = append(list, bytesOf(sc.s[v0:sc.i]))
 		}
-		sc.space()
-		if sc.at(',') {
-			sc.i++
-			continue
+		if more, ok := sc.next(']'); !ok || !more {
+			return list, ok
 		}
-		if !sc.at(']') {
-			return nil, false
-		}
-		sc.i++
-		return list, true
 	}
 }
 
