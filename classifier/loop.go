@@ -14,7 +14,7 @@ const confLoop = 0.9
 
 // maxCanonicalLen bounds the canonical arguments compared for similarity,
 // so that a comparison costs a constant and detection stays linear.
-// Equality compares a digest of the whole canonical form.
+// Equality compares the whole canonical form (argsIdentity).
 const maxCanonicalLen = 256
 
 // canonicalArgs returns arguments with object keys sorted and whitespace
@@ -264,11 +264,11 @@ func mayHoldVolatile(s string) bool {
 	return false
 }
 
-// newLoopCall keeps a digest of the canonical arguments for equality and
-// a bounded prefix for similarity.
+// newLoopCall keeps the identity of the canonical arguments for equality
+// and a bounded prefix for similarity.
 func newLoopCall(name, rawArgs string, failed bool, pos, callIx int) loopCall {
 	canon := canonicalArgs(rawArgs)
-	return loopCall{name: name, digest: sha256.Sum256([]byte(canon)), prefix: truncate(canon, maxCanonicalLen),
+	return loopCall{name: name, args: identityOf(canon),
 		failed: failed, pos: pos, callIx: callIx, unrecorded: strings.TrimSpace(rawArgs) == ""}
 }
 
@@ -282,8 +282,7 @@ func truncate(s string, n int) string {
 // loopCall is one tool call as the loop detector sees it.
 type loopCall struct {
 	name   string
-	digest [sha256.Size]byte
-	prefix string
+	args   argsIdentity
 	failed bool
 	pos    int // order key in the run
 	callIx int // index in the classifier's call list
@@ -325,8 +324,26 @@ func detectLoop(calls []loopCall, threshold, window int, similarity float64) (lo
 
 // loopKey identifies equal calls.
 type loopKey struct {
-	name   string
+	name string
+	args argsIdentity
+}
+
+// argsIdentity identifies canonical arguments for equality: arguments up
+// to maxCanonicalLen bytes (nearly all) by their text, compared exactly
+// and without hashing them; longer ones by their bounded prefix and their
+// SHA-256 digest, so that the detector's state stays bounded. The prefix
+// is also what similarity compares.
+type argsIdentity struct {
+	prefix string
+	long   bool
 	digest [sha256.Size]byte
+}
+
+func identityOf(canon string) argsIdentity {
+	if len(canon) <= maxCanonicalLen {
+		return argsIdentity{prefix: canon}
+	}
+	return argsIdentity{prefix: canon[:maxCanonicalLen], long: true, digest: sha256.Sum256([]byte(canon))}
 }
 
 // loopSlot is one call of the window.
@@ -401,7 +418,7 @@ func (d *loopDetector) add(c loopCall) (loopResult, bool) {
 		return loopResult{}, false
 	}
 	i := d.n
-	retry := i > 0 && d.prevFailed && d.prev.name == c.name && d.prev.digest == c.digest
+	retry := i > 0 && d.prevFailed && d.prev.name == c.name && d.prev.args == c.args
 	slot := &d.ring[i%d.window]
 	if i >= d.window && slot.counted {
 		slot.counted = false
@@ -411,14 +428,14 @@ func (d *loopDetector) add(c loopCall) (loopResult, bool) {
 	var res loopResult
 	found := false
 	if !retry && !c.unrecorded && (c.name != "" || c.byResult) {
-		k := loopKey{c.name, c.digest}
+		k := loopKey{c.name, c.args}
 		*slot = loopSlot{key: k, counted: true}
 		if n := d.count(k, 1); n >= d.threshold {
 			res, found = loopResult{tool: c.name, count: n, lastIx: c.callIx, lastPos: c.pos}, true
 		}
 	}
 	if !found && d.similarity > 0 && d.similarity <= 1 {
-		if i > 0 && !retry && !c.unrecorded && !d.prev.unrecorded && (c.name != "" || c.byResult) && d.prev.name == c.name && argSimilarity(d.prev.prefix, c.prefix) >= d.similarity {
+		if i > 0 && !retry && !c.unrecorded && !d.prev.unrecorded && (c.name != "" || c.byResult) && d.prev.name == c.name && argSimilarity(d.prev.args.prefix, c.args.prefix) >= d.similarity {
 			d.simRun++
 		} else {
 			d.simRun = 1

@@ -99,14 +99,25 @@ func TestDetectLoopLargeInputs(t *testing.T) {
 		c.name, c.pos, c.callIx = fmt.Sprintf("t%d", (i/2)%7), i, i
 		cs = append(cs, c)
 	}
-	if len(cs[0].prefix) > maxCanonicalLen {
-		t.Fatalf("compared arguments not bounded: %d", len(cs[0].prefix))
+	if len(cs[0].args.prefix) > maxCanonicalLen {
+		t.Fatalf("compared arguments not bounded: %d", len(cs[0].args.prefix))
 	}
 	// Long arguments that differ only past the bound are not equal.
 	a := newLoopCall("t", `{"q":"`+string(big)+`a"}`, false, 0, 0)
 	b := newLoopCall("t", `{"q":"`+string(big)+`b"}`, false, 1, 1)
-	if a.digest == b.digest {
+	if a.args == b.args {
 		t.Fatal("arguments differing at the end compared equal")
+	}
+	// Equal canonical forms are equal identities, short or long; a short
+	// form never equals a long one.
+	if c := newLoopCall("t", ` {"q": "`+string(big)+`a"}`, false, 2, 2); c.args != a.args {
+		t.Fatal("equal long arguments compared different")
+	}
+	if x, y := newLoopCall("t", `{"b":1,"a":2}`, false, 0, 0), newLoopCall("t", `{"a":2, "b":1}`, false, 1, 1); x.args != y.args || x.args.long {
+		t.Fatalf("equal short arguments: %+v, %+v", x.args, y.args)
+	}
+	if identityOf("") == identityOf(`{}`) || identityOf(`{"a":1}`) == identityOf(`{"a":2}`) {
+		t.Fatal("different short arguments compared equal")
 	}
 	if _, ok := detectLoop(cs, 3, 6, 0.9); ok {
 		t.Fatal("pairs of 7 tools rotating in a window of 6 are not a loop")

@@ -1,8 +1,6 @@
 package classifier
 
 import (
-	"crypto/sha256"
-
 	"github.com/triage-otel/triage/trajectory"
 )
 
@@ -36,11 +34,11 @@ func loopUndecidable(calls []loopCall, threshold, window int) bool {
 	if len(unrecorded) == 0 {
 		return false
 	}
-	same := sha256.Sum256(nil)
+	same := identityOf("")
 	masked := make([]loopCall, len(calls))
 	for i, c := range calls {
 		if unrecorded[c.name] {
-			c.digest, c.prefix, c.unrecorded = same, "", false
+			c.args, c.unrecorded = same, false
 			if c.name == "" {
 				c.byResult = true // counted, as one unnamed tool
 			}
