@@ -21,14 +21,15 @@ type EvidenceConfig struct {
 	AnnotateContent bool `mapstructure:"annotate_content"`
 }
 
-// contentAnnotations are the run-root annotations of the evidence
-// settings; runs decided without content are counted whatever the setting.
-func (p *triageProcessor) contentAnnotations(ctx context.Context, run *trajectory.Run) []annotation {
+// appendContentAnnotations appends the run-root annotations of the
+// evidence settings; runs decided without content are counted whatever the
+// setting.
+func (p *triageProcessor) appendContentAnnotations(ctx context.Context, anns []annotation, run *trajectory.Run) []annotation {
 	if run.Content == trajectory.ContentAbsent {
 		p.tb.ProcessorTriageRunsWithoutContent.Add(ctx, 1)
 	}
 	if !p.cfg.Evidence.AnnotateContent || run.Content == "" {
-		return nil
+		return anns
 	}
-	return []annotation{strAnn(attrEvidenceContent, string(run.Content))}
+	return append(anns, strAnn(attrEvidenceContent, string(run.Content)))
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -81,13 +82,91 @@ func (a annotation) apply(m pcommon.Map) {
 }
 
 // traceAnnotations are the annotations of the spans a trace held when it
-// was decided.
+// was decided. They are written on the trace's spans and then dropped, so
+// their memory is reused from trace to trace (getTraceAnnotations): the
+// lists are carved from buf and the evaluations from evals, and the maps
+// keep their room. What the decision cache keeps is copied out (kept).
 type traceAnnotations struct {
 	// incident and root annotations by span ID; root annotations are
 	// applied after incident ones so a span that is both shows its run's
 	// verdict.
 	incident map[pcommon.SpanID][]annotation
 	root     map[pcommon.SpanID][]annotation
+	buf      []annotation
+	evals    []evaluation
+}
+
+// Past these sizes a trace's annotations are not kept for reuse: one huge
+// trace must not pin its memory in the pool.
+const (
+	maxPooledAnnotations = 4096
+	maxPooledSpans       = 1024
+)
+
+var traceAnnotationsPool = sync.Pool{New: func() any {
+	return &traceAnnotations{
+		incident: make(map[pcommon.SpanID][]annotation),
+		root:     make(map[pcommon.SpanID][]annotation),
+	}
+}}
+
+func getTraceAnnotations() *traceAnnotations {
+	return traceAnnotationsPool.Get().(*traceAnnotations)
+}
+
+// release clears t (nothing it held stays reachable from the pool) and
+// returns it to the pool.
+func (t *traceAnnotations) release() {
+	if cap(t.buf) > maxPooledAnnotations || cap(t.evals) > maxPooledAnnotations ||
+		len(t.incident) > maxPooledSpans || len(t.root) > maxPooledSpans {
+		return
+	}
+	clear(t.buf)
+	clear(t.evals)
+	t.buf, t.evals = t.buf[:0], t.evals[:0]
+	clear(t.incident)
+	clear(t.root)
+	traceAnnotationsPool.Put(t)
+}
+
+// list returns an empty list with room for n annotations.
+func (t *traceAnnotations) list(n int) []annotation { return carve(&t.buf, n)[:0] }
+
+// evaluated appends the evaluation event e to a span's annotations when
+// the processor writes evaluation events.
+func (t *traceAnnotations) evaluated(on bool, anns []annotation, e evaluation) []annotation {
+	if !on {
+		return anns
+	}
+	ev := &carve(&t.evals, 1)[0]
+	*ev = e
+	return append(anns, annotation{eval: ev})
+}
+
+// carve returns the next n elements of *buf (capacity n), starting a new
+// backing array when *buf is full: what was carved before stays where it
+// is.
+func carve[T any](buf *[]T, n int) []T {
+	b := *buf
+	if cap(b)-len(b) < n {
+		b = make([]T, 0, max(2*cap(b), n, 32))
+	}
+	l := len(b)
+	*buf = b[:l+n]
+	return b[l : l+n : l+n]
+}
+
+// kept is a copy of anns, with evaluations of their own, for the decision
+// cache: exactly as long as anns.
+func kept(anns []annotation) []annotation {
+	out := append(make([]annotation, 0, len(anns)), anns...)
+	for i := range out {
+		if e := out[i].eval; e != nil {
+			c := *e
+			out[i].eval = &c
+		}
+	}
+	return out
 }
 
 // annotate sets the trace's attributes on span.
@@ -99,7 +178,7 @@ func (t *traceAnnotations) annotate(span ptrace.Span) {
 		return
 	}
 	attrs := span.Attributes()
-	attrs.EnsureCapacity(attrs.Len() + len(inc) + len(root))
+	attrs.EnsureCapacity(attrs.Len() + attributeCount(inc) + attributeCount(root))
 	for _, a := range inc {
 		a.apply(attrs)
 	}
@@ -114,6 +193,18 @@ func (t *traceAnnotations) annotate(span ptrace.Span) {
 		a.apply(attrs)
 	}
 	addEvaluations(span, inc, root)
+}
+
+// attributeCount is the number of attributes (not evaluation events)
+// among anns.
+func attributeCount(anns []annotation) int {
+	n := 0
+	for i := range anns {
+		if anns[i].eval == nil {
+			n++
+		}
+	}
+	return n
 }
 
 // classifiedTrace is a trace's runs and their verdicts between
@@ -233,18 +324,16 @@ func (p *triageProcessor) annotateRuns(ctx context.Context, h *heldTrace, ct *cl
 	if ct.ruleErr != nil {
 		ruleErrText = p.out.text(ct.ruleErr.Error()) // OTTL errors can quote span data
 	}
-	t := traceAnnotations{
-		incident: make(map[pcommon.SpanID][]annotation),
-		root:     make(map[pcommon.SpanID][]annotation),
-	}
+	t := getTraceAnnotations()
+	evals := p.cfg.EvaluationEvents
 	var lateRootOutcome string
 	for i := range ct.runs {
 		run := &ct.runs[i]
-		v := ct.verdicts[i]
+		v := &ct.verdicts[i]
 
 		var rootAnns []annotation
 		outcome := string(v.Outcome)
-		if reason := incompleteReason(h, run, &v); reason != "" {
+		if reason := incompleteReason(h, run, v); reason != "" {
 			// Partial evidence that does not settle the run: no verdict,
 			// no incidents (whether they were recovered is unknown), no
 			// decision.
@@ -255,16 +344,21 @@ func (p *triageProcessor) annotateRuns(ctx context.Context, h *heldTrace, ct *cl
 				if inc.SpanID.IsEmpty() {
 					continue
 				}
-				t.incident[inc.SpanID] = append(t.incident[inc.SpanID], p.evaluated(incidentAnnotations(inc), incidentEvaluation(inc))...)
+				anns, ok := t.incident[inc.SpanID]
+				if !ok {
+					anns = t.list(incidentAnnotationsCap)
+				}
+				anns = appendIncidentAnnotations(anns, &inc)
+				t.incident[inc.SpanID] = t.evaluated(evals, anns, incidentEvaluation(&inc))
 			}
-			rootAnns = make([]annotation, 0, rootAnnotationsCap(v.Outcome))
-			rootAnns = p.evaluated(appendRootAnnotations(rootAnns, v, ruleErrText), runEvaluation(v))
+			rootAnns = appendRootAnnotations(t.list(rootAnnotationsCap(v.Outcome)), v, ruleErrText)
+			rootAnns = t.evaluated(evals, rootAnns, runEvaluation(v))
 			// Asked once per run here; a root annotated later from the
 			// decision cache gets these same annotations, so the decision
 			// (and its attempt in the session) is never taken twice.
-			rootAnns = p.appendRunAnnotations(ctx, rootAnns, h.id, run, &v, ct.inFlight)
+			rootAnns = p.appendRunAnnotations(ctx, rootAnns, h.id, run, v, ct.inFlight)
 		}
-		rootAnns = append(rootAnns, p.contentAnnotations(ctx, run)...)
+		rootAnns = p.appendContentAnnotations(ctx, rootAnns, run)
 		failureType := ""
 		if outcome == string(classifier.OutcomeFailed) {
 			failureType = string(v.FailureType)
@@ -278,11 +372,11 @@ func (p *triageProcessor) annotateRuns(ctx context.Context, h *heldTrace, ct *cl
 		// the verdict is visible, and the root still gets it by span ID
 		// if it arrives late. The decision cache keeps these: an exact copy,
 		// not the room rootAnns was made with.
-		rootAnns = append(make([]annotation, 0, len(rootAnns)), rootAnns...)
+		standIn := append(append(t.list(len(rootAnns)+1), rootAnns...), boolAnn(attrRootMissing, true))
+		rootAnns = kept(rootAnns)
 		if !run.RootSpanID.IsEmpty() {
 			d.roots = append(d.roots, missingRoot{id: run.RootSpanID, anns: rootAnns})
 		}
-		standIn := append(rootAnns[:len(rootAnns):len(rootAnns)], boolAnn(attrRootMissing, true))
 		for _, id := range run.TopSpanIDs {
 			t.root[id] = standIn
 		}
@@ -294,6 +388,7 @@ func (p *triageProcessor) annotateRuns(ctx context.Context, h *heldTrace, ct *cl
 	for _, e := range ct.index.Spans() {
 		t.annotate(e.Span)
 	}
+	t.release()
 }
 
 // worse orders run verdicts failed > incomplete > recovered > ok: the
@@ -326,7 +421,7 @@ func rootAnnotationsCap(o classifier.Outcome) int {
 // appendRootAnnotations appends the verdict annotations of a run root to
 // anns; ruleErr is the redacted text of the rule error that stopped OTTL
 // rules, if any.
-func appendRootAnnotations(anns []annotation, v classifier.Verdict, ruleErr string) []annotation {
+func appendRootAnnotations(anns []annotation, v *classifier.Verdict, ruleErr string) []annotation {
 	anns = append(anns, strAnn(attrVerdict, string(v.Outcome)))
 	if v.FailureType != "" {
 		anns = append(anns, strAnn(attrFailureType, string(v.FailureType)))
@@ -352,8 +447,12 @@ func appendRootAnnotations(anns []annotation, v classifier.Verdict, ruleErr stri
 	return anns
 }
 
-func incidentAnnotations(inc classifier.Incident) []annotation {
-	anns := make([]annotation, 0, 6) // with rule, reason and the evaluation
+// incidentAnnotationsCap is room for an incident span's annotations: the
+// three always written, rule, reason and the evaluation.
+const incidentAnnotationsCap = 6
+
+// appendIncidentAnnotations appends the annotations of an incident span.
+func appendIncidentAnnotations(anns []annotation, inc *classifier.Incident) []annotation {
 	anns = append(anns,
 		strAnn(attrFailureType, string(inc.FailureType)),
 		strAnn(attrSignal, string(inc.Signal)),

@@ -48,13 +48,24 @@ const evaluationBytes = int(unsafe.Sizeof(evaluation{})) + 2*stringBytes
 // runs, the failure type for failed ones; score = the confidence (none for
 // an ok run the classifier gave none); explanation = signal, rule, evidence
 // span (and reason).
-func runEvaluation(v classifier.Verdict) evaluation {
+func runEvaluation(v *classifier.Verdict) evaluation {
 	e := evaluation{label: string(v.Outcome), score: v.Confidence, hasScore: v.Outcome != classifier.OutcomeOK || v.Confidence > 0}
 	if v.Outcome == classifier.OutcomeFailed && v.FailureType != "" {
 		e.label = string(v.FailureType)
 	}
+	n := len(v.Incidents)
+	size := len("verdict ") + len(v.Outcome) + explainLen(string(v.Signal), v.Rule, v.EvidenceSpanID, v.Reason)
+	if v.Outcome == classifier.OutcomeFailed {
+		size += len(" ()") + len(v.FailureType)
+	}
+	if v.Outcome == classifier.OutcomeOK && n == 0 {
+		size += len(": no incident")
+	}
+	if n > 0 {
+		size += len("; incidents ") + decimalLen(n)
+	}
 	var b strings.Builder
-	b.Grow(explanationSize + len(v.Reason))
+	b.Grow(size)
 	b.WriteString("verdict ")
 	b.WriteString(string(v.Outcome))
 	if v.Outcome == classifier.OutcomeFailed {
@@ -62,13 +73,14 @@ func runEvaluation(v classifier.Verdict) evaluation {
 		b.WriteString(string(v.FailureType))
 		b.WriteString(")")
 	}
-	if v.Outcome == classifier.OutcomeOK && len(v.Incidents) == 0 {
+	if v.Outcome == classifier.OutcomeOK && n == 0 {
 		b.WriteString(": no incident")
 	}
 	explain(&b, string(v.Signal), v.Rule, v.EvidenceSpanID, v.Reason)
-	if n := len(v.Incidents); n > 0 {
+	if n > 0 {
 		b.WriteString("; incidents ")
-		b.WriteString(strconv.Itoa(n))
+		var digits [20]byte
+		b.Write(strconv.AppendInt(digits[:0], int64(n), 10))
 	}
 	e.explanation = b.String()
 	return e
@@ -76,9 +88,15 @@ func runEvaluation(v classifier.Verdict) evaluation {
 
 // incidentEvaluation is the event of an incident span: label = the
 // incident's failure type, score = its confidence.
-func incidentEvaluation(inc classifier.Incident) evaluation {
+func incidentEvaluation(inc *classifier.Incident) evaluation {
+	size := len("incident ") + len(inc.FailureType) + explainLen(string(inc.Signal), inc.Rule, inc.SpanID, inc.Reason)
+	if inc.Recovered {
+		size += len(", recovered")
+	} else {
+		size += len(", not recovered")
+	}
 	var b strings.Builder
-	b.Grow(explanationSize + len(inc.Reason))
+	b.Grow(size)
 	b.WriteString("incident ")
 	b.WriteString(string(inc.FailureType))
 	if inc.Recovered {
@@ -88,6 +106,34 @@ func incidentEvaluation(inc classifier.Incident) evaluation {
 	}
 	explain(&b, string(inc.Signal), inc.Rule, inc.SpanID, inc.Reason)
 	return evaluation{label: string(inc.FailureType), score: inc.Confidence, hasScore: true, explanation: b.String()}
+}
+
+// explainLen is the length of what explain writes: the explanations are
+// sized exactly, so each is one allocation of its own length.
+func explainLen(signal, rule string, evidence pcommon.SpanID, reason string) int {
+	n := 0
+	if signal != "" {
+		n += len("; signal ") + len(signal)
+	}
+	if rule != "" {
+		n += len("; rule ") + len(rule)
+	}
+	if !evidence.IsEmpty() {
+		n += len("; evidence span ") + 2*len(evidence)
+	}
+	if reason != "" {
+		n += len("; reason ") + len(reason)
+	}
+	return n
+}
+
+// decimalLen is the number of digits of n >= 0.
+func decimalLen(n int) int {
+	d := 1
+	for ; n >= 10; n /= 10 {
+		d++
+	}
+	return d
 }
 
 func explain(b *strings.Builder, signal, rule string, evidence pcommon.SpanID, reason string) {
@@ -115,27 +161,24 @@ func explain(b *strings.Builder, signal, rule string, evidence pcommon.SpanID, r
 
 const hexDigits = "0123456789abcdef"
 
-// explanationSize is room for an explanation without its reason.
-const explanationSize = 128
-
-// evaluated appends the evaluation event to a span's annotations when the
-// processor writes evaluation events.
-func (p *triageProcessor) evaluated(anns []annotation, e evaluation) []annotation {
-	if !p.cfg.EvaluationEvents {
-		return anns
-	}
-	return append(anns, annotation{eval: &e})
-}
-
 // addEvaluations adds the evaluation events among anns to span, stamped at
 // the span's end (the evaluation is of what the span did).
 func addEvaluations(span ptrace.Span, anns ...[]annotation) {
+	n := 0
+	for _, list := range anns {
+		n += len(list) - attributeCount(list)
+	}
+	if n == 0 {
+		return
+	}
+	events := span.Events()
+	events.EnsureCapacity(events.Len() + n)
 	for _, list := range anns {
 		for _, a := range list {
 			if a.eval == nil {
 				continue
 			}
-			ev := span.Events().AppendEmpty()
+			ev := events.AppendEmpty()
 			ev.SetName(eventEvaluationResult)
 			ts := span.EndTimestamp()
 			if ts == 0 {

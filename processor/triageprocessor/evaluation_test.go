@@ -1,6 +1,7 @@
 package triageprocessor
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -191,4 +192,60 @@ func TestEvaluationEventMatchesAnnotationsOnCaptures(t *testing.T) {
 		}
 	}
 	assert.Greater(t, checked, 200, "run roots checked")
+}
+
+// The annotations of a trace are written from memory reused by the traces
+// decided after it; what the decision cache keeps for a missing root must
+// not be part of it. The late root, arriving after other traces were
+// decided and annotated, gets exactly its stand-ins' run annotations and
+// evaluation.
+func TestLateRootAnnotationsOutliveLaterDecisions(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.Recovery.Enabled = true })
+	spans := genaiRun("upstream returned 502 Bad Gateway")
+	h.send(agentTrace(traceID(1), "svc", spans[:3]...))
+	h.now = h.now.Add(2 * defaultDecisionWait)
+	h.p.decideExpired(t.Context())
+	var standIn ptrace.Span
+	for _, id := range []uint64{2, 3, 4} {
+		if s := h.forwarded()[spanID(id)][0]; s.Attributes().Len() > 0 {
+			if _, ok := s.Attributes().Get(attrRootMissing); ok {
+				standIn = s
+			}
+		}
+	}
+	require.NotEqual(t, ptrace.Span{}, standIn, "a stand-in carries the run's verdict")
+	for i := uint64(2); i < 12; i++ {
+		// Other failing traces (other tools, other reasons), decided and
+		// annotated before the late root arrives.
+		other := genaiRun(fmt.Sprintf("tool %d failed: connection reset by peer", i))
+		other[1].attrs["gen_ai.tool.name"] = fmt.Sprintf("tool-%d", i)
+		h.send(agentTrace(traceID(i), "svc", other...))
+	}
+	h.send(agentTrace(traceID(1), "svc", spans[3]))
+	late := rootOf(t, h, traceID(1))
+
+	runAttrs := func(s ptrace.Span, skip string) map[string]any {
+		out := map[string]any{}
+		for k, v := range s.Attributes().All() {
+			if strings.HasPrefix(k, "triage.") && k != skip {
+				out[k] = v.AsRaw()
+			}
+		}
+		return out
+	}
+	want := runAttrs(standIn, attrRootMissing)
+	require.Contains(t, want, attrDecision, "the run got a recovery decision")
+	assert.Equal(t, want, runAttrs(late, attrLate))
+	var wantEv []map[string]any
+	for _, ev := range evalEvents(standIn) {
+		if expl, _ := evAttr(ev, "gen_ai.evaluation.explanation"); strings.HasPrefix(expl.Str(), "verdict ") {
+			wantEv = append(wantEv, ev.Attributes().AsRaw())
+		}
+	}
+	var gotEv []map[string]any
+	for _, ev := range evalEvents(late) {
+		gotEv = append(gotEv, ev.Attributes().AsRaw())
+	}
+	require.Len(t, wantEv, 1)
+	assert.Equal(t, wantEv, gotEv)
 }

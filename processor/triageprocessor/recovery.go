@@ -117,12 +117,12 @@ func (r *recoverer) callContext(ctx context.Context) (context.Context, context.C
 
 func noCancel() {}
 
-// decide returns the decision annotations of one failed run, or nil when
-// the engine could not decide (counted and logged).
-func (r *recoverer) decide(ctx context.Context, in recovery.Input, run *trajectory.Run) []annotation {
+// appendDecide appends the decision annotations of one failed run to anns;
+// none when the engine could not decide (counted and logged).
+func (r *recoverer) appendDecide(ctx context.Context, anns []annotation, in recovery.Input, run *trajectory.Run) []annotation {
 	in.SessionID = r.session(run)
 	in.Service, in.Agent = run.Service, run.Agent // the engine redacts them for the document
-	d, anns, ok := r.decideInput(ctx, in)
+	d, anns, ok := r.appendDecision(ctx, anns, in)
 	if ok {
 		r.tb.ProcessorTriageRecoveryDecisions.Add(ctx, 1, attrs1("action", string(d.Action.Kind)))
 	}
@@ -137,13 +137,19 @@ const decisionAnnotations = 14
 // annotations; ok false when the engine could not decide (counted and
 // logged).
 func (r *recoverer) decideInput(ctx context.Context, in recovery.Input) (d recovery.Decision, anns []annotation, ok bool) {
+	return r.appendDecision(ctx, make([]annotation, 0, decisionAnnotations), in)
+}
+
+// appendDecision is decideInput appending the annotations to anns (which
+// it returns unchanged when the engine could not decide).
+func (r *recoverer) appendDecision(ctx context.Context, anns []annotation, in recovery.Input) (recovery.Decision, []annotation, bool) {
 	cctx, cancel := r.callContext(ctx)
 	d, err := r.engine.Decide(cctx, in)
 	cancel()
 	if err != nil {
 		r.tb.ProcessorTriageRecoveryErrors.Add(ctx, 1, attrs1("operation", "decide"))
 		r.logger.Warn("no recovery decision", zap.String("phase", in.Phase), zap.Stringer("trace_id", in.TraceID), zap.Stringer("span_id", in.SpanID), r.out.err(err))
-		return d, nil, false
+		return d, anns, false
 	}
 	// The engine (with this processor's redactor) owns the document's
 	// guarantee: every text field of d has passed the redactor once.
@@ -151,12 +157,11 @@ func (r *recoverer) decideInput(ctx context.Context, in recovery.Input) (d recov
 	if err != nil {
 		r.tb.ProcessorTriageRecoveryErrors.Add(ctx, 1, attrs1("operation", "decide"))
 		r.logger.Warn("encoding a recovery decision", zap.Stringer("trace_id", in.TraceID), r.out.err(err))
-		return d, nil, false
+		return d, anns, false
 	}
 	// raw is this call's own buffer and is never written again: the
 	// attribute shares its bytes instead of copying the document.
 	doc := unsafe.String(unsafe.SliceData(raw), len(raw))
-	anns = make([]annotation, 0, decisionAnnotations)
 	anns = append(anns,
 		strAnn(attrDecision, doc),
 		strAnn(attrDecisionID, d.DecisionID),
@@ -235,7 +240,7 @@ func (p *triageProcessor) appendRunAnnotations(ctx context.Context, anns []annot
 	}
 	in.InFlight = inFlightOfRun(run, in.FailureType, inFlight)
 	if p.recovery != nil {
-		anns = append(anns, p.recovery.decide(ctx, in, run)...)
+		anns = p.recovery.appendDecide(ctx, anns, in, run)
 	}
 	return anns
 }

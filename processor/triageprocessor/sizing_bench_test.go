@@ -2,17 +2,13 @@ package triageprocessor
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"runtime"
-	"strings"
 	"testing"
 
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
 
-	"github.com/triage-otel/triage/internal/evalset"
 	"github.com/triage-otel/triage/processor/triageprocessor/internal/metadata"
 )
 
@@ -23,24 +19,7 @@ import (
 // real agent traces (they carry the conversation so far on every chat span).
 func BenchmarkHeldSpanBytesCaptures(b *testing.B) {
 	var wires [][]byte
-	wd, _ := os.Getwd()
-	shared, err := evalset.FindShared(wd)
-	if err != nil {
-		b.Skip(err)
-	}
-	files, _ := filepath.Glob(filepath.Join(shared, "fixtures", "frameworks", "*", "*.json"))
-	for _, f := range files {
-		if strings.HasSuffix(f, ".logs.json") {
-			continue
-		}
-		data, err := os.ReadFile(f)
-		if err != nil {
-			b.Fatal(err)
-		}
-		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(data)
-		if err != nil || td.SpanCount() == 0 {
-			continue
-		}
+	for _, td := range captureFiles(b) {
 		removeRoot(td)
 		w, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
 		if err != nil {
