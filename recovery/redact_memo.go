@@ -35,7 +35,16 @@ func (t *textMemo) put(s, v string) {
 	if t.m == nil || len(t.m) >= maxMemoTexts {
 		t.m = make(map[string]string)
 	}
-	// The key is cloned: s may share memory with a whole request.
-	t.m[strings.Clone(s)] = v
+	// Key and answer are cloned: s may be a view of a whole request's text
+	// (a name decoded from a message history), and the answer is often s
+	// itself or a cut of it. The memo outlives the request, so what it
+	// keeps must not pin that text.
+	k := strings.Clone(s)
+	if v == s {
+		v = k
+	} else {
+		v = strings.Clone(v)
+	}
+	t.m[k] = v
 	t.mu.Unlock()
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -27,4 +28,30 @@ func TestRedactorTextMemo(t *testing.T) {
 	}
 	assert.LessOrEqual(t, len(r.memo.m), maxMemoTexts)
 	assert.Equal(t, "[REDACTED]", r.Text("sk-proj-abcdefghijklmnopqrstuvwx"))
+}
+
+// The memo keeps neither its keys nor its answers as views of the caller's
+// text: a name can be a substring of a whole request (a message history),
+// which the memo would otherwise pin after the request is gone.
+func TestRedactorTextMemoOwnsItsStrings(t *testing.T) {
+	r := NewRedactor(RedactorOptions{MaxLen: 8})
+	request := strings.Repeat(`{"name":"search-flights"}`, 1000)
+	for _, s := range []string{request[9:23], request[9:12]} { // cut by MaxLen, and unchanged
+		got := r.Text(s)
+		assert.Equal(t, r.Truncate(r.Redact(s)), got)
+		for k, v := range r.memo.m {
+			assert.False(t, sharesMemory(k, request), "key %q is a view of the request", k)
+			assert.False(t, sharesMemory(v, request), "answer %q is a view of the request", v)
+		}
+	}
+	assert.Len(t, r.memo.m, 2)
+}
+
+// sharesMemory reports whether s's bytes lie inside within's.
+func sharesMemory(s, within string) bool {
+	if s == "" || within == "" {
+		return false
+	}
+	p, lo := uintptr(unsafe.Pointer(unsafe.StringData(s))), uintptr(unsafe.Pointer(unsafe.StringData(within)))
+	return p >= lo && p < lo+uintptr(len(within))
 }

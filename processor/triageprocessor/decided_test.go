@@ -2,8 +2,10 @@ package triageprocessor
 
 import (
 	"runtime"
+	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -100,4 +102,29 @@ func cloneDecided(d *decided) *decided {
 		out.lateRoot = c
 	}
 	return out
+}
+
+// A cache entry keeps its own strings: an annotation that is a view of the
+// trace's text (a tool name decoded from a message history) must not pin
+// that text once the trace is gone.
+func TestDecidedCacheOwnsItsStrings(t *testing.T) {
+	c, err := newDecidedCache(4, 1<<20, time.Second)
+	require.NoError(t, err)
+	history := strings.Repeat(`{"role":"assistant","tool_calls":[{"name":"book_room"}]}`, 500)
+	tool := history[strings.Index(history, "book_room"):][:len("book_room")]
+	require.Equal(t, "book_room", tool)
+	anns := []annotation{strAnn(attrTool, tool), boolAnn(attrRootMissing, true)}
+	d := &decided{roots: []missingRoot{{id: spanID(1), anns: anns}}, lateRoot: anns}
+	c.add(traceID(1), d, time.Now())
+
+	got, ok := c.get(traceID(1))
+	require.True(t, ok)
+	kept, ok := got.rootAnnotations(spanID(1))
+	require.True(t, ok)
+	for _, list := range [][]annotation{kept, got.lateRoot} {
+		assert.Equal(t, "book_room", list[0].str)
+		p := uintptr(unsafe.Pointer(unsafe.StringData(list[0].str)))
+		lo := uintptr(unsafe.Pointer(unsafe.StringData(history)))
+		assert.False(t, p >= lo && p < lo+uintptr(len(history)), "the kept tool name is a view of the trace's text")
+	}
 }
