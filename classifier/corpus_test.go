@@ -38,18 +38,21 @@ type corpusEntry struct {
 	Label         string `json:"label"`
 }
 
-// TestCorpora puts each labelled error on a run's root span, as an
-// instrumentation would, and classifies the run. Every entry must come out
-// as labelled or unknown — never as a different type.
-func TestCorpora(t *testing.T) {
+// corpusFile is one shared corpus.
+type corpusFile struct {
+	file    string
+	entries []corpusEntry
+}
+
+// loadCorpora reads the shared corpora, in file order; their absence
+// fails the test.
+func loadCorpora(t testing.TB) []corpusFile {
+	t.Helper()
 	files, err := filepath.Glob(filepath.Join(sharedDir(t), "corpora", "*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no corpora: %v", err)
 	}
-	c := mustNew(t, Options{})
-	type tally struct{ labelled, correct int }
-	perType := map[FailureType]*tally{}
-	total, correct := 0, 0
+	var out []corpusFile
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -59,6 +62,21 @@ func TestCorpora(t *testing.T) {
 		if err := json.Unmarshal(data, &entries); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
+		out = append(out, corpusFile{f, entries})
+	}
+	return out
+}
+
+// TestCorpora puts each labelled error on a run's root span, as an
+// instrumentation would, and classifies the run. Every entry must come out
+// as labelled or unknown — never as a different type.
+func TestCorpora(t *testing.T) {
+	c := mustNew(t, Options{})
+	type tally struct{ labelled, correct int }
+	perType := map[FailureType]*tally{}
+	total, correct := 0, 0
+	for _, corpus := range loadCorpora(t) {
+		f, entries := corpus.file, corpus.entries
 		for i, e := range entries {
 			want, ok := ParseFailureType(e.Label)
 			if !ok {

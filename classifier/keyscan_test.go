@@ -1,9 +1,6 @@
 package classifier
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -23,20 +20,8 @@ func corpusAndCaptureTexts(t testing.TB) []string {
 			out = append(out, s)
 		}
 	}
-	files, err := filepath.Glob(filepath.Join(sharedDir(t), "corpora", "*.json"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no corpora: %v", err)
-	}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var entries []corpusEntry
-		if err := json.Unmarshal(data, &entries); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		for _, e := range entries {
+	for _, corpus := range loadCorpora(t) {
+		for _, e := range corpus.entries {
 			add(e.Error)
 		}
 	}
@@ -138,6 +123,20 @@ func TestAlternativesNeedLiterals(t *testing.T) {
 					t.Errorf("rule %s: alternative %q needs no literal", r.name, a.re)
 				}
 			}
+		}
+	}
+}
+
+// lowerSafe refuses what lower-casing the text could change: upper-case
+// literals, classes with an upper-case letter and not its lower-case one
+// (also [^x], which holds X: refused, though (?i) would fold it).
+func TestLowerSafe(t *testing.T) {
+	for expr, want := range map[string]bool{
+		`abc\s+\w+`: true, `[A-Za-z_]x`: true, `[^'"\n]y`: true, `[^x]y`: false, `\bnot\b`: true, `\S\W\D`: true,
+		`ABC`: false, `a[A-Z]`: false, `x(?:y|Q)`: false, `(`: false,
+	} {
+		if got := lowerSafe(expr); got != want {
+			t.Errorf("lowerSafe(%q) = %v, want %v", expr, got, want)
 		}
 	}
 }

@@ -244,13 +244,7 @@ func dedupStrings(s []string) []string {
 // (for the letters ASCII lowering changes): no literal holds an upper-case
 // ASCII letter, and every character class that holds an upper-case ASCII
 // letter holds its lower-case one (\w, [A-Za-z], [^x]).
-func lowerSafe(expr string) bool {
-	re, err := syntax.Parse(expr, syntax.Perl)
-	if err != nil {
-		return false
-	}
-	return lowerSafeNode(re)
-}
+func lowerSafe(expr string) bool { return everyNode(expr, lowerSafeNode) }
 
 func lowerSafeNode(re *syntax.Regexp) bool {
 	switch re.Op {
@@ -271,11 +265,6 @@ func lowerSafeNode(re *syntax.Regexp) bool {
 			if in(c) && !in(c+'a'-'A') {
 				return false
 			}
-		}
-	}
-	for _, sub := range re.Sub {
-		if !lowerSafeNode(sub) {
-			return false
 		}
 	}
 	return true

@@ -178,12 +178,25 @@ func splitCaseInsensitive(re *regexp.Regexp, b *keyScannerBuilder) ([]alternativ
 // literal is ASCII and every character class holds all of the other
 // non-ASCII runes or none of them (a negated class like [^'"\n], or an
 // ASCII one): then folding a non-ASCII rune of the text changes no answer.
-func foldSafe(expr string) bool {
+func foldSafe(expr string) bool { return everyNode(expr, foldSafeNode) }
+
+// everyNode reports whether expr parses and ok holds for every node of its
+// syntax tree.
+func everyNode(expr string, ok func(*syntax.Regexp) bool) bool {
 	re, err := syntax.Parse(expr, syntax.Perl)
-	if err != nil {
+	return err == nil && holdsEverywhere(re, ok)
+}
+
+func holdsEverywhere(re *syntax.Regexp, ok func(*syntax.Regexp) bool) bool {
+	if !ok(re) {
 		return false
 	}
-	return foldSafeNode(re)
+	for _, sub := range re.Sub {
+		if !holdsEverywhere(sub, ok) {
+			return false
+		}
+	}
+	return true
 }
 
 func foldSafeNode(re *syntax.Regexp) bool {
@@ -211,11 +224,6 @@ func foldSafeNode(re *syntax.Regexp) bool {
 			}
 		}
 		if all := int(unicode.MaxRune-utf8.RuneSelf) + 1 - 2; covered != 0 && covered != all {
-			return false
-		}
-	}
-	for _, sub := range re.Sub {
-		if !foldSafeNode(sub) {
 			return false
 		}
 	}
