@@ -186,26 +186,9 @@ func (b *keyScannerBuilder) build() *keyScanner {
 	}
 	k.out = make([][]int32, len(out))
 	for s, gs := range out {
-		k.out[s] = dedupGroups(gs)
+		k.out[s] = dedupFirst(gs)
 	}
 	return k
-}
-
-func dedupGroups(gs []int32) []int32 {
-	var o []int32
-	for _, g := range gs {
-		dup := false
-		for _, x := range o {
-			if x == g {
-				dup = true
-				break
-			}
-		}
-		if !dup {
-			o = append(o, g)
-		}
-	}
-	return o
 }
 
 // scan adds to h every group of which a member occurs in s with its ASCII

@@ -224,13 +224,15 @@ func product(a, b []string) []string {
 			out = append(out, x+y)
 		}
 	}
-	return dedupStrings(out)
+	return dedupFirst(out)
 }
 
-func union(a, b []string) []string { return dedupStrings(append(slices.Clone(a), b...)) }
+func union(a, b []string) []string { return dedupFirst(append(slices.Clone(a), b...)) }
 
-func dedupStrings(s []string) []string {
-	var out []string
+// dedupFirst keeps the first of each repeated element, in order (the
+// literal sets and the scanner's groups are a few elements each).
+func dedupFirst[T comparable](s []T) []T {
+	var out []T
 	for _, x := range s {
 		if !slices.Contains(out, x) {
 			out = append(out, x)

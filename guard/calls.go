@@ -72,7 +72,7 @@ requests:
 	for i := range requested {
 		rc := requested[i]
 		if rc.ID != "" {
-			if j, ok := r.byID.get(rc.ID); ok {
+			if j, ok := r.byID.Get(rc.ID); ok {
 				c := &r.calls[j]
 				if c.reqStep < 0 {
 					c.req, c.reqStep = &rc, k
@@ -105,7 +105,7 @@ func (r *Run) toolStep(k int32) {
 		tc := s.eff.toolCall()
 		j := int32(-1)
 		if id := tc.ToolCallID; id != "" {
-			if c, ok := r.byID.get(id); ok && r.calls[c].tool < 0 {
+			if c, ok := r.byID.Get(id); ok && r.calls[c].tool < 0 {
 				j = c
 			}
 		}
@@ -149,13 +149,13 @@ func (r *Run) takeResult(k int32, res *trajectory.ToolResult) (j int32, created 
 	} else {
 		key = sha256.Sum256([]byte("nc\x00" + res.Name + "\x00" + res.Content))
 	}
-	if _, seen := r.results.get(key); seen {
+	if _, seen := r.results.Get(key); seen {
 		return -1, false // conversations are resent whole on every turn
 	}
-	r.results.put(key, struct{}{})
+	r.results.Put(key, struct{}{})
 	j = -1
 	if res.CallID != "" {
-		if c, ok := r.byID.get(res.CallID); ok {
+		if c, ok := r.byID.Get(res.CallID); ok {
 			j = c
 		}
 	}
@@ -188,16 +188,16 @@ func (r *Run) takeResult(k int32, res *trajectory.ToolResult) (j int32, created 
 func (r *Run) newCall(c callRec) int32 {
 	j := int32(len(r.calls))
 	c.prevOfTool = -1
-	if last, ok := r.lastOfTool.get(c.name); ok {
+	if last, ok := r.lastOfTool.Get(c.name); ok {
 		c.prevOfTool = last
 	}
 	r.calls = append(r.calls, c)
 	if c.id != "" {
-		if _, dup := r.byID.get(c.id); !dup {
-			r.byID.put(c.id, j)
+		if _, dup := r.byID.Get(c.id); !dup {
+			r.byID.Put(c.id, j)
 		}
 	}
-	r.lastOfTool.put(c.name, j)
+	r.lastOfTool.Put(c.name, j)
 	r.notInLoop = append(r.notInLoop, j)
 	r.classify(j)
 	return j

@@ -19,7 +19,7 @@ func (r *Run) onCallStatus(j int32) {
 	if !g.Enabled || c.status != callFailed || c.name == "" || r.tripped[RepeatedFailure] {
 		return
 	}
-	newest, ok := r.lastOfTool.get(c.name)
+	newest, ok := r.lastOfTool.Get(c.name)
 	if !ok {
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/triage-otel/triage/classifier"
+	"github.com/triage-otel/triage/internal/smallmap"
 	"github.com/triage-otel/triage/recovery"
 	"github.com/triage-otel/triage/trajectory"
 )
@@ -98,19 +99,22 @@ func (g *Guards) Read(batch []Span) []Read {
 type Run struct {
 	g *Guards
 
-	nodes   smallMap[pcommon.SpanID, spanNode]
-	waiting smallMap[pcommon.SpanID, []int32] // steps whose parent chain stops at this unseen span
-	steps   []*stepRec                        // pointers: a held run's steps are not copied as the list grows
+	// The indexes are small maps: a held trace keeps its run until its
+	// root arrives, and a Go map of a few entries costs several times the
+	// entries themselves.
+	nodes   smallmap.Map[pcommon.SpanID, spanNode]
+	waiting smallmap.Map[pcommon.SpanID, []int32] // steps whose parent chain stops at this unseen span
+	steps   []*stepRec                            // pointers: a held run's steps are not copied as the list grows
 
 	calls        []callRec
-	byID         smallMap[string, int32]
+	byID         smallmap.Map[string, int32]
 	pending      []int32 // calls requested by the last model step, not executed yet
 	early        []int32 // calls of tool steps since the last model step, not requested yet
-	results      smallMap[[sha256.Size]byte, struct{}]
+	results      smallmap.Map[[sha256.Size]byte, struct{}]
 	nextNoResult int32
 	// lastOfTool is each tool's last call; a call links to the one before
 	// it (callRec.prevOfTool).
-	lastOfTool smallMap[string, int32]
+	lastOfTool smallmap.Map[string, int32]
 
 	agentDefs []trajectory.ToolDef
 	hints     map[string]trajectory.ToolHints
@@ -280,7 +284,7 @@ func (r *Run) NonIdempotent(tool string) (string, bool) {
 
 func (r *Run) addSpan(s *Read) {
 	id := s.id
-	if _, dup := r.nodes.get(id); dup || id.IsEmpty() {
+	if _, dup := r.nodes.Get(id); dup || id.IsEmpty() {
 		return
 	}
 	r.lastSpan = id
@@ -303,7 +307,7 @@ func (r *Run) addSpan(s *Read) {
 	// that encloses it, as a nested span of that call does.
 	isStep := rd.Role == trajectory.SpanLLM || rd.Role == trajectory.SpanTool || rd.Role == trajectory.SpanPart
 	if !isStep {
-		r.nodes.put(id, node)
+		r.nodes.Put(id, node)
 		r.noteTools(rd.Tools, rd.Role == trajectory.SpanAgent)
 		r.resolveWaiting(id)
 		r.foldDirty()
@@ -322,7 +326,7 @@ func (r *Run) addSpan(s *Read) {
 		}
 	}
 	node.step = k
-	r.nodes.put(id, node)
+	r.nodes.Put(id, node)
 	r.recompute(k)
 	r.resolveWaiting(id)
 	r.fold(r.root(k))
@@ -367,7 +371,7 @@ func (r *Run) stepAbove(id pcommon.SpanID) (int32, bool) {
 		if id.IsEmpty() {
 			return -1, false
 		}
-		n, seen := r.nodes.get(id)
+		n, seen := r.nodes.Get(id)
 		if !seen {
 			return -1, false
 		}
@@ -387,10 +391,10 @@ func (r *Run) waitOn(id pcommon.SpanID, k int32) {
 		if id.IsEmpty() {
 			return
 		}
-		n, seen := r.nodes.get(id)
+		n, seen := r.nodes.Get(id)
 		if !seen {
-			ws, _ := r.waiting.get(id)
-			r.waiting.put(id, append(ws, k))
+			ws, _ := r.waiting.Get(id)
+			r.waiting.Put(id, append(ws, k))
 			return
 		}
 		if n.step >= 0 {
@@ -403,11 +407,11 @@ func (r *Run) waitOn(id pcommon.SpanID, k int32) {
 // resolveWaiting handles the steps whose parent chain stopped at id, which
 // just arrived: nested in id's call, they merge into it.
 func (r *Run) resolveWaiting(id pcommon.SpanID) {
-	ws, ok := r.waiting.get(id)
+	ws, ok := r.waiting.Get(id)
 	if !ok {
 		return
 	}
-	r.waiting.del(id)
+	r.waiting.Del(id)
 	for _, w := range ws {
 		w = r.root(w)
 		anc, ok := r.stepAbove(id)
@@ -433,9 +437,9 @@ func (r *Run) mergeInto(k, w int32) {
 		sw.extra.parts = nil
 	}
 	for _, id := range ids {
-		if n, ok := r.nodes.get(id); ok {
+		if n, ok := r.nodes.Get(id); ok {
 			n.step = k
-			r.nodes.put(id, n)
+			r.nodes.Put(id, n)
 		}
 	}
 	sw.merged = k
@@ -574,7 +578,7 @@ func (r *Run) noteTools(defs []trajectory.ToolDef, agent bool) {
 // run did not see; the caller hands the run to Build once, when the run is
 // done (Build takes the steps over).
 func (r *Run) ReadStep(id pcommon.SpanID, st *trajectory.Step) bool {
-	n, ok := r.nodes.get(id)
+	n, ok := r.nodes.Get(id)
 	if !ok || n.step < 0 {
 		return false
 	}
