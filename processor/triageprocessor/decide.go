@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -156,11 +157,18 @@ func carve[T any](buf *[]T, n int) []T {
 	return b[l : l+n : l+n]
 }
 
-// kept is a copy of anns, with evaluations of their own, for the decision
-// cache: exactly as long as anns.
+// kept is a copy of anns, with evaluations and strings of their own, for the
+// decision cache: exactly as long as anns. An annotation's text is often a
+// view of the trace's attribute text (a tool name decoded from a message
+// history is a substring of that history), and the entry outlives the
+// trace: kept as views they would pin whole requests, and the entry's
+// accounted size (its strings' lengths) would not bound its memory.
 func kept(anns []annotation) []annotation {
 	out := append(make([]annotation, 0, len(anns)), anns...)
 	for i := range out {
+		if out[i].str != "" {
+			out[i].str = strings.Clone(out[i].str)
+		}
 		if e := out[i].eval; e != nil {
 			c := *e
 			out[i].eval = &c

@@ -3,7 +3,6 @@ package triageprocessor // import "github.com/triage-otel/triage/processor/triag
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 	"unsafe"
 
@@ -67,26 +66,6 @@ func (d *decided) rootAnnotations(id pcommon.SpanID) ([]annotation, bool) {
 		}
 	}
 	return nil, false
-}
-
-// own gives the entry its own copies of the strings it keeps. An annotation's
-// text is often a view of the trace's attribute text (a tool name decoded
-// from a message history is a substring of that history), and the entry
-// outlives the trace: kept as views they would pin whole requests, and the
-// entry's accounted size (its strings' lengths) would not bound its memory.
-func (d *decided) own() {
-	for i := range d.roots {
-		ownStrings(d.roots[i].anns)
-	}
-	ownStrings(d.lateRoot)
-}
-
-func ownStrings(anns []annotation) {
-	for i := range anns {
-		if anns[i].str != "" {
-			anns[i].str = strings.Clone(anns[i].str)
-		}
-	}
 }
 
 // annotateLate sets the decision's annotations on a span that arrived after
@@ -219,7 +198,6 @@ func (c *decidedCache) len() int { return c.lru.Len() }
 // add remembers a decided trace, evicting the least recently used entries
 // beyond either bound. The newest entry always stays.
 func (c *decidedCache) add(id pcommon.TraceID, d *decided, now time.Time) {
-	d.own()
 	d.at = now.UnixNano()
 	c.now = d.at
 	if d.size == 0 {

@@ -104,8 +104,8 @@ func cloneDecided(d *decided) *decided {
 	return out
 }
 
-// A cache entry keeps its own strings: an annotation that is a view of the
-// trace's text (a tool name decoded from a message history) must not pin
+// A cache entry keeps its own strings (kept copies them): an annotation that
+// is a view of the trace's text (a tool name decoded from a message history) must not pin
 // that text once the trace is gone.
 func TestDecidedCacheOwnsItsStrings(t *testing.T) {
 	c, err := newDecidedCache(4, 1<<20, time.Second)
@@ -113,7 +113,7 @@ func TestDecidedCacheOwnsItsStrings(t *testing.T) {
 	history := strings.Repeat(`{"role":"assistant","tool_calls":[{"name":"book_room"}]}`, 500)
 	tool := history[strings.Index(history, "book_room"):][:len("book_room")]
 	require.Equal(t, "book_room", tool)
-	anns := []annotation{strAnn(attrTool, tool), boolAnn(attrRootMissing, true)}
+	anns := kept([]annotation{strAnn(attrTool, tool), boolAnn(attrRootMissing, true)})
 	d := &decided{roots: []missingRoot{{id: spanID(1), anns: anns}}, lateRoot: anns}
 	c.add(traceID(1), d, time.Now())
 
