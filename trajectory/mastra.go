@@ -82,10 +82,9 @@ func mastraFill(c *spanCtx, st *Step) {
 	if st.Provider == "" {
 		st.Provider = firstStr(a, "gen_ai.provider.name", "modelProvider")
 		if md := attrStr(a, "modelMetadata"); st.Provider == "" && looksJSON(md) {
-			var m struct {
-				ModelProvider string `json:"modelProvider"`
-			}
-			if lenientUnmarshal(bytesOf(md), &m) {
+			if t, ok := validText(md); ok {
+				var m mastraModelMetadata
+				m.decodeValid(t)
 				st.Provider = m.ModelProvider
 			}
 		}
@@ -136,12 +135,9 @@ func mastraFillTool(c *spanCtx, st *Step) {
 // mastraFillOutput reads a model span's output: text, tool calls and
 // finish reason.
 func mastraFillOutput(c *spanCtx, st *Step) {
-	var out struct {
-		Text         string         `json:"text"`
-		ToolCalls    []jsonToolCall `json:"toolCalls"`
-		FinishReason string         `json:"finishReason"`
-	}
-	if s := mastraIO(c, "output"); looksJSON(s) && lenientUnmarshal(bytesOf(s), &out) {
+	if s, ok := validText(mastraIO(c, "output")); ok && looksJSON(s) {
+		var out mastraOutput
+		out.decodeValid(s)
 		if st.OutputText == "" {
 			st.OutputText = out.Text
 		}
@@ -163,16 +159,13 @@ func mastraFillOutput(c *spanCtx, st *Step) {
 // definitions the model was given, when the exporter kept the body whole.
 func mastraFillRequest(c *spanCtx, st *Step) {
 	if in := mastraIO(c, "input"); looksJSON(in) && (len(st.Offered) == 0 || len(st.InputResults) == 0) {
-		var w struct {
-			Body json.RawMessage `json:"body"`
-		}
-		if lenientUnmarshal(bytesOf(in), &w) {
+		if t, ok := validText(in); ok {
+			var w mastraInput
+			w.decodeValid(t)
 			req := rawJSONText(w.Body)
-			var r struct {
-				Messages json.RawMessage `json:"messages"`
-				Tools    json.RawMessage `json:"tools"`
-			}
-			if looksJSON(req) && json.Valid([]byte(req)) && lenientUnmarshal(bytesOf(req), &r) {
+			if rt, ok := validText(req); ok && looksJSON(req) {
+				var r mastraRequest
+				r.decodeValid(rt)
 				if len(st.Offered) == 0 && len(r.Tools) > 0 {
 					st.Offered = c.toolDefs(string(r.Tools))
 				}
@@ -202,21 +195,12 @@ func mastraPart(c *spanCtx, st *Step) {
 	if !looksJSON(s) {
 		return
 	}
-	var ch struct {
-		Text         json.RawMessage `json:"text"`
-		ToolName     string          `json:"toolName"`
-		ToolCallID   string          `json:"toolCallId"`
-		ToolInput    json.RawMessage `json:"toolInput"`
-		Args         json.RawMessage `json:"args"`
-		Input        json.RawMessage `json:"input"`
-		Result       json.RawMessage `json:"result"`
-		Output       json.RawMessage `json:"output"`
-		Error        json.RawMessage `json:"error"`
-		FinishReason string          `json:"finishReason"`
-	}
-	if !lenientUnmarshal(bytesOf(s), &ch) {
+	t, ok := validText(s)
+	if !ok {
 		return
 	}
+	var ch mastraChunk
+	ch.decodeValid(t)
 	kind := strings.ToLower(mastraChunkKind(c.sp.Name()))
 	switch {
 	case len(ch.Error) > 0 && ch.ToolCallID == "":
@@ -260,13 +244,11 @@ func mastraPart(c *spanCtx, st *Step) {
 func errorInfoFromJSON(r json.RawMessage) ErrorInfo {
 	r = trimJSON(r)
 	if len(r) > 0 && r[0] == '{' {
-		var e struct {
-			Name    string          `json:"name"`
-			Type    string          `json:"type"`
-			Message string          `json:"message"`
-			Code    json.RawMessage `json:"code"`
+		var e jsonErrorObject
+		if t, ok := validText(stringOf(r)); ok {
+			e.decodeValid(t)
 		}
-		if lenientUnmarshal(r, &e) && (e.Message != "" || e.Name != "") {
+		if e.Message != "" || e.Name != "" {
 			info := ErrorInfo{Type: firstNonEmpty(e.Name, e.Type), Message: e.Message}
 			if len(info.Message) > maxErrorTextScan {
 				info.Message = info.Message[:maxErrorTextScan]
@@ -328,4 +310,123 @@ func scanJSONString(s string, rule keyedRule) string {
 func scanJSONInt(s string, re keyedRule) int64 {
 	n, _ := strconv.ParseInt(scanJSONString(s, re), 10, 64)
 	return n
+}
+
+// The JSON shapes Mastra records, decoded by the scanner with
+// lenientUnmarshal's rules (decodeValid, msgdecode.go); the tags are what
+// encoding/json would read, which FuzzMessageDecode holds them to.
+
+// mastraModelMetadata is a model span's modelMetadata.
+type mastraModelMetadata struct {
+	ModelProvider string `json:"modelProvider"`
+}
+
+var mastraModelMetadataFields = []string{"modelProvider"}
+
+func (m *mastraModelMetadata) decodeValid(v string) {
+	eachField(v, mastraModelMetadataFields, func(_ int, val string) { setString(&m.ModelProvider, val) })
+}
+
+// mastraOutput is a model span's output.
+type mastraOutput struct {
+	Text         string         `json:"text"`
+	ToolCalls    []jsonToolCall `json:"toolCalls"`
+	FinishReason string         `json:"finishReason"`
+}
+
+var mastraOutputFields = []string{"text", "toolCalls", "finishReason"}
+
+func (o *mastraOutput) decodeValid(v string) {
+	eachField(v, mastraOutputFields, func(i int, val string) {
+		switch i {
+		case 0:
+			setString(&o.Text, val)
+		case 1:
+			setSlice(&o.ToolCalls, val, decodeToolCallJSON)
+		case 2:
+			setString(&o.FinishReason, val)
+		}
+	})
+}
+
+// mastraInput is a model span's input: {body: "<the provider request>"}.
+type mastraInput struct {
+	Body json.RawMessage `json:"body"`
+}
+
+var mastraInputFields = []string{"body"}
+
+func (w *mastraInput) decodeValid(v string) {
+	eachField(v, mastraInputFields, func(_ int, val string) { setRaw(&w.Body, val) })
+}
+
+// mastraRequest is the provider request of a model span's input.
+type mastraRequest struct {
+	Messages json.RawMessage `json:"messages"`
+	Tools    json.RawMessage `json:"tools"`
+}
+
+var mastraRequestFields = []string{"messages", "tools"}
+
+func (r *mastraRequest) decodeValid(v string) {
+	eachField(v, mastraRequestFields, func(i int, val string) {
+		if i == 0 {
+			setRaw(&r.Messages, val)
+		} else {
+			setRaw(&r.Tools, val)
+		}
+	})
+}
+
+// mastraChunk is a chunk span's output.
+type mastraChunk struct {
+	Text         json.RawMessage `json:"text"`
+	ToolName     string          `json:"toolName"`
+	ToolCallID   string          `json:"toolCallId"`
+	ToolInput    json.RawMessage `json:"toolInput"`
+	Args         json.RawMessage `json:"args"`
+	Input        json.RawMessage `json:"input"`
+	Result       json.RawMessage `json:"result"`
+	Output       json.RawMessage `json:"output"`
+	Error        json.RawMessage `json:"error"`
+	FinishReason string          `json:"finishReason"`
+}
+
+var mastraChunkFields = []string{"text", "toolName", "toolCallId", "toolInput", "args", "input", "result", "output", "error", "finishReason"}
+
+func (ch *mastraChunk) decodeValid(v string) {
+	raws := [...]*json.RawMessage{0: &ch.Text, 3: &ch.ToolInput, 4: &ch.Args, 5: &ch.Input, 6: &ch.Result, 7: &ch.Output, 8: &ch.Error}
+	eachField(v, mastraChunkFields, func(i int, val string) {
+		switch i {
+		case 1:
+			setString(&ch.ToolName, val)
+		case 2:
+			setString(&ch.ToolCallID, val)
+		case 9:
+			setString(&ch.FinishReason, val)
+		default:
+			setRaw(raws[i], val)
+		}
+	})
+}
+
+// jsonErrorObject is a serialized error (errorInfoFromJSON).
+type jsonErrorObject struct {
+	Name    string          `json:"name"`
+	Type    string          `json:"type"`
+	Message string          `json:"message"`
+	Code    json.RawMessage `json:"code"`
+}
+
+var jsonErrorObjectFields = []string{"name", "type", "message", "code"}
+
+func (e *jsonErrorObject) decodeValid(v string) {
+	strs := [...]*string{&e.Name, &e.Type, &e.Message}
+	eachField(v, jsonErrorObjectFields, func(i int, val string) {
+		if i == 3 {
+			setRaw(&e.Code, val)
+		} else {
+			setString(strs[i], val)
+		}
+	})
 }

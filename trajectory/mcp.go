@@ -75,12 +75,9 @@ func mcpFill(c *spanCtx, st *Step) {
 	}
 	// Traceloop's MCP spans.
 	if in := attrStr(a, "traceloop.entity.input"); st.Arguments == "" && looksJSON(in) {
-		var w struct {
-			ToolName  string          `json:"tool_name"`
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-		}
-		if lenientUnmarshal(bytesOf(in), &w) {
+		if t, ok := validText(in); ok {
+			var w mcpEntityInput
+			w.decodeValid(t)
 			if st.ToolName == "" {
 				st.ToolName = firstNonEmpty(w.ToolName, w.Name)
 			}
@@ -88,13 +85,9 @@ func mcpFill(c *spanCtx, st *Step) {
 		}
 	}
 	if out := attrStr(a, "traceloop.entity.output"); st.Result == "" && looksJSON(out) {
-		var w struct {
-			Result    json.RawMessage `json:"result"`
-			IsError   *bool           `json:"is_error"`
-			IsErrorCC *bool           `json:"isError"`
-			Content   json.RawMessage `json:"content"`
-		}
-		if lenientUnmarshal(bytesOf(out), &w) {
+		if t, ok := validText(out); ok {
+			var w mcpEntityOutput
+			w.decodeValid(t)
 			switch {
 			case len(w.Result) > 0:
 				st.Result = rawJSONText(w.Result)
@@ -130,4 +123,52 @@ func isToolsList(c *spanCtx) bool {
 		return m == "tools/list"
 	}
 	return strings.Contains(c.scope, "instrumentation-mcp") && strings.HasPrefix(c.sp.Name(), "tools/list")
+}
+
+// mcpEntityInput is Traceloop's traceloop.entity.input of an MCP span,
+// decoded with lenientUnmarshal's rules (decodeValid, msgdecode.go).
+type mcpEntityInput struct {
+	ToolName  string          `json:"tool_name"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+var mcpEntityInputFields = []string{"tool_name", "name", "arguments"}
+
+func (w *mcpEntityInput) decodeValid(v string) {
+	eachField(v, mcpEntityInputFields, func(i int, val string) {
+		switch i {
+		case 0:
+			setString(&w.ToolName, val)
+		case 1:
+			setString(&w.Name, val)
+		case 2:
+			setRaw(&w.Arguments, val)
+		}
+	})
+}
+
+// mcpEntityOutput is its traceloop.entity.output.
+type mcpEntityOutput struct {
+	Result    json.RawMessage `json:"result"`
+	IsError   *bool           `json:"is_error"`
+	IsErrorCC *bool           `json:"isError"`
+	Content   json.RawMessage `json:"content"`
+}
+
+var mcpEntityOutputFields = []string{"result", "is_error", "isError", "content"}
+
+func (w *mcpEntityOutput) decodeValid(v string) {
+	eachField(v, mcpEntityOutputFields, func(i int, val string) {
+		switch i {
+		case 0:
+			setRaw(&w.Result, val)
+		case 1:
+			setBoolPtr(&w.IsError, val)
+		case 2:
+			setBoolPtr(&w.IsErrorCC, val)
+		case 3:
+			setRaw(&w.Content, val)
+		}
+	})
 }

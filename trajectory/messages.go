@@ -559,12 +559,11 @@ func addPart(m *message, text *partText, p jsonPart, parent jsonMessage) {
 // ({type: "text"|"json"|"error-text"|"error-json"|"execution-denied"|"content", value})
 // or falls back to the raw value.
 func vercelOutput(r json.RawMessage, isErr bool) (string, bool) {
-	var o struct {
-		Type   string          `json:"type"`
-		Value  json.RawMessage `json:"value"`
-		Reason string          `json:"reason"`
+	var o vercelToolOutput
+	if t, ok := validText(stringOf(r)); ok && t[0] == '{' {
+		o.decodeValid(t)
 	}
-	if t := trimJSON(r); len(t) > 0 && t[0] == '{' && lenientUnmarshal(t, &o) && o.Type != "" {
+	if o.Type != "" {
 		switch o.Type {
 		case "error-text", "error-json":
 			return rawJSONText(o.Value), true
@@ -616,14 +615,55 @@ func mcpResultIsError(r json.RawMessage) bool {
 	if !bytes.Contains(r, []byte("rror")) {
 		return false
 	}
-	var o struct {
-		IsError   *bool `json:"isError"`
-		IsErrorSn *bool `json:"is_error"`
-	}
-	if !lenientUnmarshal(r, &o) {
+	t, ok := validText(stringOf(r))
+	if !ok {
 		return false
 	}
+	var o resultErrorFlags
+	o.decodeValid(t)
 	return (o.IsError != nil && *o.IsError) || (o.IsErrorSn != nil && *o.IsErrorSn)
+}
+
+// vercelToolOutput is a Vercel AI SDK v5+ tool-result output, decoded
+// with lenientUnmarshal's rules (decodeValid, msgdecode.go).
+type vercelToolOutput struct {
+	Type   string          `json:"type"`
+	Value  json.RawMessage `json:"value"`
+	Reason string          `json:"reason"`
+}
+
+var vercelToolOutputFields = []string{"type", "value", "reason"}
+
+func (o *vercelToolOutput) decodeValid(v string) {
+	eachField(v, vercelToolOutputFields, func(i int, val string) {
+		switch i {
+		case 0:
+			setString(&o.Type, val)
+		case 1:
+			setRaw(&o.Value, val)
+		case 2:
+			setString(&o.Reason, val)
+		}
+	})
+}
+
+// resultErrorFlags are the error flags of a tool result object
+// (mcpResultIsError).
+type resultErrorFlags struct {
+	IsError   *bool `json:"isError"`
+	IsErrorSn *bool `json:"is_error"`
+}
+
+var resultErrorFlagsFields = []string{"isError", "is_error"}
+
+func (o *resultErrorFlags) decodeValid(v string) {
+	eachField(v, resultErrorFlagsFields, func(i int, val string) {
+		if i == 0 {
+			setBoolPtr(&o.IsError, val)
+		} else {
+			setBoolPtr(&o.IsErrorSn, val)
+		}
+	})
 }
 
 func firstNonEmpty(s ...string) string {

@@ -192,6 +192,36 @@ func hex4(s string) rune {
 	return r
 }
 
+// eachField calls set with the index in names of the field each member of
+// the valid JSON value v decodes into (encoding/json's matching, fieldIndex)
+// and the member's value text. A value that is not an object sets nothing,
+// as encoding/json leaves a struct alone (a type error lenientUnmarshal
+// tolerates).
+func eachField(v string, names []string, set func(i int, val string)) {
+	if jsonKind(v) != '{' {
+		return
+	}
+	eachMember(v, func(key, val string) {
+		if i := fieldIndex(key, names); i >= 0 {
+			set(i, val)
+		}
+	})
+}
+
+// validText is s without the JSON white space around it, and whether
+// encoding/json would decode it (lenientUnmarshal's encoding/json path):
+// valid JSON of at most MaxParsedJSONBytes. The shapes with a decodeValid method are decoded
+// from it as lenientUnmarshal would decode them, without encoding/json's
+// second scan and reflection (and without the interface conversion that
+// puts the destination on the heap).
+func validText(s string) (string, bool) {
+	if len(s) == 0 || len(s) > MaxParsedJSONBytes {
+		return "", false
+	}
+	t := stringOf(trimJSON(bytesOf(s)))
+	return t, validJSON(t)
+}
+
 // rawMemberJSON is lenientUnmarshal of data into a struct of one raw field
 // named name (a wrapper such as {"messages": [...]} or {"output": ...}):
 // ok false for text that is not valid JSON; the value of the last key
@@ -259,6 +289,9 @@ func setString(dst *string, v string) {
 // the view).
 func setRaw(dst *json.RawMessage, v string) { *dst = bytesOf(v) }
 
+// setBoolPtr decodes into a *bool as encoding/json does: a value of another
+// type still allocates the pointer (to false) before it is found to be
+// the wrong type.
 func setBoolPtr(dst **bool, v string) {
 	switch v {
 	case "true", "false":
@@ -266,6 +299,10 @@ func setBoolPtr(dst **bool, v string) {
 		*dst = &b
 	case "null":
 		*dst = nil
+	default:
+		if *dst == nil {
+			*dst = new(bool)
+		}
 	}
 }
 

@@ -51,6 +51,18 @@ func checkMessageDecode(t *testing.T, s string) {
 	checkLenient[[]string](t, s)
 	checkLenient[metadataIDs](t, s)
 	checkLenient[jsonGenerations](t, s)
+	checkScanned[mastraModelMetadata](t, s)
+	checkScanned[mastraOutput](t, s)
+	checkScanned[mastraInput](t, s)
+	checkScanned[mastraRequest](t, s)
+	checkScanned[mastraChunk](t, s)
+	checkScanned[jsonErrorObject](t, s)
+	checkScanned[mcpEntityInput](t, s)
+	checkScanned[mcpEntityOutput](t, s)
+	checkScanned[tlEntityInput](t, s)
+	checkScanned[vercelToolOutput](t, s)
+	checkScanned[resultErrorFlags](t, s)
+	checkScanned[toolCallList](t, s)
 	checkRawMember(t, s)
 	checkToolMessageFilter(t, s)
 	checkMessageCalls(t, s)
@@ -126,6 +138,30 @@ func checkLenient[T any](t *testing.T, s string) {
 	}
 }
 
+// checkScanned decodes s into a T with encoding/json (leniently, as these
+// shapes were decoded before) and with T's decodeValid on validText's
+// text, and compares: on any text, so invalid JSON too.
+func checkScanned[T any, P interface {
+	*T
+	decodeValid(string)
+}](t *testing.T, s string) {
+	t.Helper()
+	var a, b T
+	okA := stdLenient([]byte(s), &a)
+	text, okB := validText(s)
+	if okB {
+		P(&b).decodeValid(text)
+	}
+	if okA != okB || !reflect.DeepEqual(a, b) {
+		t.Fatalf("%T %q:\nencoding/json %v %#v\nscanner       %v %#v", a, s, okA, a, okB, b)
+	}
+}
+
+// toolCallList is Vercel's ai.response.toolCalls as vercelFill decodes it.
+type toolCallList []jsonToolCall
+
+func (l *toolCallList) decodeValid(v string) { setSlice((*[]jsonToolCall)(l), v, decodeToolCallJSON) }
+
 // checkStringDecode compares decodeJSONString with json.Unmarshal into a
 // string, on any text.
 func checkStringDecode(t *testing.T, s string) {
@@ -154,6 +190,13 @@ var messageDecodeCases = []string{
 	`{"generations":[[{"text":"a","message":{"role":"ai"}},7,null],null,{"x":1},[]],"Generations":[[{"TEXT":"b","Message":null,"text":3}]]}`, `{"generations":{"text":"x"}}`, `{"generations":[{"text":"x"}]}`,
 	`{"lc":1,"id":["AIMessage"],"kwargs":{"content":"a\nb","tool_calls":[{"id":"c1","name":"f","args":{"x":1}}]}}`, `{"lc":1,"id":["ToolMessage"],"kwargs":{"content":"\"\"","tool_call_id":"c1","status":"error"}}`,
 	`[[[{"role":"a"}]],[1],{"messages":[{"role":"b"}]}]`, `{"messages":{"Messages":[[{}]],"messages":[[],[{"role":"x"}]]}}`, `[[ ] , "x" ]`, `{"messages":[]}`, `[[{"a":1}],[[{"b":2}]]]`,
+	`{"text":"a","toolCalls":[{"toolCallId":"c","toolName":"f","args":{"x":1}},7],"finishReason":"tool-calls","FINISHREASON":3}`,
+	`{"body":"{\"messages\":[],\"tools\":[{\"name\":\"t\"}]}","Body":null}`, `{"messages":[{"role":"user"}],"tools":null,"TOOLS":[1]}`,
+	`{"toolName":"f","toolCallId":"c","toolInput":"{}","args":[1],"input":null,"result":{"isError":true},"output":{"type":"json","value":2},"error":{"name":"E","message":"m","code":429},"finishReason":"stop","text":"t"}`,
+	`{"error":"boom","Text":3,"TOOLCALLID":null}`, `{"name":"E","type":"T","message":7,"code":"x","Message":"m"}`,
+	`{"tool_name":"a","name":"b","arguments":{"q":1},"result":"r","is_error":true,"isError":false,"content":[{"type":"text","text":"x"}]}`,
+	`{"args":["a",{"b":1}],"kwargs":{"k":1},"arguments":"{}","ARGS":null}`, `{"args":"x","is_error":"true","isError":null}`,
+	`{"type":"error-text","value":"v","reason":"r","Type":1}`, `{"modelProvider":"openai","ModelProvider":null}`,
 	`{"role":"tool","parts":[{"type":"text","content":"\"\\\"\\\"\""},{"type":"tool_call_response","response":{"isError":true}},{"type":"tool-result","output":{"type":"error-text","value":"v"}}]}`,
 }
 

@@ -165,14 +165,12 @@ func tlArguments(in string) string {
 	if !looksJSON(in) {
 		return in
 	}
-	var w struct {
-		Args      []json.RawMessage `json:"args"`
-		Kwargs    json.RawMessage   `json:"kwargs"`
-		Arguments json.RawMessage   `json:"arguments"`
-	}
-	if !lenientUnmarshal(bytesOf(in), &w) {
+	t, ok := validText(in)
+	if !ok {
 		return in
 	}
+	var w tlEntityInput
+	w.decodeValid(t)
 	if k := trimJSON(w.Kwargs); len(k) >= 2 && k[0] == '{' && (len(k) > 2 || len(w.Args) == 0) {
 		return string(k)
 	}
@@ -183,4 +181,27 @@ func tlArguments(in string) string {
 		return rawJSONText(w.Args[0])
 	}
 	return in
+}
+
+// tlEntityInput is a tool span's traceloop.entity.input, decoded with
+// lenientUnmarshal's rules (decodeValid, msgdecode.go).
+type tlEntityInput struct {
+	Args      []json.RawMessage `json:"args"`
+	Kwargs    json.RawMessage   `json:"kwargs"`
+	Arguments json.RawMessage   `json:"arguments"`
+}
+
+var tlEntityInputFields = []string{"args", "kwargs", "arguments"}
+
+func (w *tlEntityInput) decodeValid(v string) {
+	eachField(v, tlEntityInputFields, func(i int, val string) {
+		switch i {
+		case 0:
+			setSlice(&w.Args, val, func(ev string, r *json.RawMessage) { setRaw(r, ev) })
+		case 1:
+			setRaw(&w.Kwargs, val)
+		case 2:
+			setRaw(&w.Arguments, val)
+		}
+	})
 }

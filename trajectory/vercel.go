@@ -97,13 +97,12 @@ func vercelFill(c *spanCtx, st *Step) {
 	}
 	if len(st.Requested) == 0 {
 		// [{toolCallId, toolName, input|args}], input being a JSON string.
-		if s := attrStr(a, "ai.response.toolCalls"); looksJSON(s) {
+		if s, ok := validText(attrStr(a, "ai.response.toolCalls")); ok && looksJSON(s) {
 			var calls []jsonToolCall
-			if lenientUnmarshal(bytesOf(s), &calls) {
-				for _, jc := range calls {
-					if tc := jc.toToolCall(); tc.Name != "" || tc.ID != "" {
-						st.Requested = append(st.Requested, tc)
-					}
+			setSlice(&calls, s, decodeToolCallJSON)
+			for _, jc := range calls {
+				if tc := jc.toToolCall(); tc.Name != "" || tc.ID != "" {
+					st.Requested = append(st.Requested, tc)
 				}
 			}
 		}
