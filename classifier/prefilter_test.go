@@ -138,6 +138,9 @@ func checkResultPrefilters(t *testing.T, s string) {
 	if got, want := opensLikeError(s), errorPrefix.MatchString(s) || leadingException.MatchString(s) || wrappedException.MatchString(s); got != want {
 		t.Errorf("opensLikeError(%q) = %v, the expressions %v", s, got, want)
 	}
+	if got, want := mayOpenWeakly(s) && weakErrorPrefix.MatchString(s), weakErrorPrefix.MatchString(s); got != want {
+		t.Errorf("weak opening of %q: prefiltered %v, expression %v", s, got, want)
+	}
 	if len(s) >= 2 && s[0] == '{' && len(s) <= maxResultJSON {
 		a, okA := jsonError(s)
 		b, okB := jsonErrorShape(s)
@@ -159,6 +162,9 @@ var resultPrefilterCases = []string{
 	`{"detail":"d","stack":"s"}`, `{"reason":"r","status":"ERROR"}`, `{"\u0065rror":"escaped key"}`, `{"errorMessage":"m","type":"ValueError"}`,
 	"Error: boom", "\t\n TypeError: x", " error(Timeout): y", "_Private.Error: z", "An error occurred", "Tool failed", "\u212aeyError: k",
 	"ſome error", "é Error: x", "[Error] x", "1 Error: x", "",
+	"ſorry, no", " \tFailed to x", "Could not y", "UNABLE TO z", "Sorry, w", "cannot v", "fatal", "xfailed",
+	`{"a":"b","error":1}`, `{"terror":1}`, `{"messages":[]}`, `{"x":"message"}`, `{"error`, `{"reason"`, `{"detail":"x"}`,
+	`{"error_message":"m"}`, `{"isError":false,"message":""}`, `{"errors":[],"data":{}}`,
 	`{"temperature":21,"city":"Paris"}`, `{"ok":true,"items":[1,2]}`, `{"a":undefined}`, `{"a": "NaN"}`, `[{"x":\"undefined\"}]`, `{"a":"undefinedness"}`,
 }
 

@@ -64,7 +64,7 @@ func (cl *classification) resultHeadFailure(content string) bool {
 	if head == "" {
 		return false
 	}
-	weak := weakErrorPrefix.MatchString(head)
+	weak := mayOpenWeakly(head) && weakErrorPrefix.MatchString(head)
 	// Without a failure opening only a wrong-tool or schema reading fails
 	// the call: a head that no rule able to give one can match is data,
 	// known without running the rules (most results are). The rules read
@@ -81,6 +81,24 @@ func (cl *classification) resultHeadFailure(content string) bool {
 		return true
 	}
 	return f.Type == WrongToolCalled || f.Type == SchemaMismatch
+}
+
+// mayOpenWeakly is a necessary condition for weakErrorPrefix: after white
+// space, a match starts with f, c, u or s in either case, or with the
+// long s (U+017F, which (?i) folds to s; its UTF-8 form starts 0xC5).
+func mayOpenWeakly(head string) bool {
+	i := 0
+	for i < len(head) && (head[i] == ' ' || head[i] == '\t' || head[i] == '\n' || head[i] == '\f' || head[i] == '\r') {
+		i++
+	}
+	if i == len(head) {
+		return false
+	}
+	switch head[i] {
+	case 'f', 'F', 'c', 'C', 'u', 'U', 's', 'S', 0xC5:
+		return true
+	}
+	return false
 }
 
 // resultIsError reports whether a fed-back result reports a failure: the
@@ -201,17 +219,51 @@ func jsonErrorShape(c string) (trajectory.ErrorInfo, bool) {
 }
 
 // mayBeJSONError is a necessary condition for jsonError: every error shape
-// has a key holding "rror" (error, errors, is_error, isError,
-// error_message, errorMessage) or a message key (message, detail, reason).
-// Keys are matched exactly, so without a backslash (an escaped key) they
-// appear literally in the text. Most tool results are data and fail it,
-// and are not decoded.
+// has one of the member names jsonErrorShape reads first (error, errors,
+// is_error, isError, error_message, errorMessage, message, detail,
+// reason; the others count only with a message). Names are matched
+// exactly, so without a backslash (an escaped name) one appears in the
+// text quoted as it is: it is looked for at each quote, in one pass. Most
+// tool results are data and fail it, and are not decoded.
 func mayBeJSONError(c string) bool {
 	if strings.IndexByte(c, '\\') >= 0 {
 		return true
 	}
-	for _, k := range []string{"rror", "message", "detail", "reason"} {
-		if strings.Contains(c, k) {
+	for i := 0; ; {
+		q := strings.IndexByte(c[i:], '"')
+		if q < 0 {
+			return false
+		}
+		i += q + 1
+		if errorShapeName(c[i:]) {
+			return true
+		}
+	}
+}
+
+// errorShapeName reports whether s starts with one of mayBeJSONError's
+// member names and its closing quote.
+func errorShapeName(s string) bool {
+	if len(s) < len(`error"`) {
+		return false
+	}
+	var names []string
+	switch s[0] {
+	case 'e':
+		names = []string{`error"`, `errors"`, `error_message"`, `errorMessage"`}
+	case 'i':
+		names = []string{`is_error"`, `isError"`}
+	case 'm':
+		names = []string{`message"`}
+	case 'd':
+		names = []string{`detail"`}
+	case 'r':
+		names = []string{`reason"`}
+	default:
+		return false
+	}
+	for _, n := range names {
+		if strings.HasPrefix(s, n) {
 			return true
 		}
 	}

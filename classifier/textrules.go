@@ -67,7 +67,17 @@ type textRule struct {
 	excludeAnyText bool
 	// keyGroup is the keyScanner group of keys (when there are keys).
 	keyGroup int32
+	// gives is the set of typ and yields (ruleTypes), for mayClassifyAs.
+	gives typeSet
 }
+
+// typeSet is a set of the failure types the text rules give, one bit each
+// (ruleTypes).
+type typeSet uint64
+
+// ruleTypes numbers the failure types the text rules give (their typ and
+// yields).
+var ruleTypes = map[FailureType]typeSet{}
 
 // alternative is one top-level alternative of a rule with the literal
 // sets every match of it needs (neededLiterals), tested before the
@@ -83,52 +93,101 @@ type alternative struct {
 	// alternative is one of it, and Go finds its matches from the
 	// occurrences of P alone, so a text it does not match is rejected at
 	// the cost of a substring search. For \b(?:P1|P2...) X, loose holds
-	// P1 X, P2 X, ...: a match of the alternative is a match of one.
-	loose []*regexp.Regexp
+	// P1 X, P2 X, ...: a match of the alternative is a match of one. A
+	// match of one that starts at a word boundary is a match of the
+	// alternative, so the alternative itself runs only when none does.
+	loose []looseAlternative
+}
+
+// looseAlternative is one P X of an alternative \bP X, with the literal
+// sets it needs (as alternative.need).
+type looseAlternative struct {
+	re   *regexp.Regexp
+	need []int32
 }
 
 // newAlternative compiles one alternative (on lower-cased text) and
 // registers the literal sets it needs with b.
 func newAlternative(expr string, b *keyScannerBuilder) alternative {
-	a := alternative{re: regexp.MustCompile(expr), loose: withoutLeadingBoundary(expr)}
-	for _, set := range neededLiterals(expr) {
-		a.need = append(a.need, b.group(set))
+	a := alternative{re: regexp.MustCompile(expr), need: neededGroups(expr, b)}
+	for _, l := range withoutLeadingBoundary(expr) {
+		a.loose = append(a.loose, looseAlternative{re: regexp.MustCompile(l), need: neededGroups(l, b)})
 	}
 	return a
 }
 
-// withoutLeadingBoundary compiles P X from an expression \bP X, or each
-// Pi X from \b(?:P1|P2...) X, where each P starts with a literal; nil for
-// any other form.
-func withoutLeadingBoundary(expr string) []*regexp.Regexp {
-	re, err := syntax.Parse(expr, syntax.Perl)
-	if err != nil || re.Op != syntax.OpConcat || len(re.Sub) < 2 || re.Sub[0].Op != syntax.OpWordBoundary {
+// neededGroups registers with b the literal sets every match of expr needs.
+func neededGroups(expr string, b *keyScannerBuilder) []int32 {
+	var need []int32
+	for _, set := range neededLiterals(expr) {
+		need = append(need, b.group(set))
+	}
+	return need
+}
+
+// withoutLeadingBoundary is P X for an expression \bP X, or each Pi X for
+// \b(?:P1|P2...) X, where each P starts with a literal character (not
+// made optional or repeated); nil for any other form. It cuts the source
+// text: printing a parsed expression back costs far more than compiling
+// it (Go's syntax printer recomputes its flags at every node), and these
+// are built at every process start.
+func withoutLeadingBoundary(expr string) []string {
+	rest, ok := strings.CutPrefix(expr, `\b`)
+	if !ok {
 		return nil
 	}
-	heads := []*syntax.Regexp{re.Sub[1]}
-	if re.Sub[1].Op == syntax.OpAlternate {
-		heads = re.Sub[1].Sub
+	heads, tail := []string{rest}, ""
+	if strings.HasPrefix(rest, "(?:") {
+		end := groupEnd(rest)
+		if end < 0 || end+1 < len(rest) && strings.IndexByte("?*+{", rest[end+1]) >= 0 {
+			return nil
+		}
+		heads, tail = splitAlternatives(rest[len("(?:"):end]), rest[end+1:]
 	}
-	var out []*regexp.Regexp
+	out := make([]string, 0, len(heads))
 	for _, h := range heads {
 		if !startsWithLiteral(h) {
 			return nil
 		}
-		rest := &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: append([]*syntax.Regexp{h}, re.Sub[2:]...)}
-		loose, err := regexp.Compile(rest.String())
-		if err != nil {
-			return nil
-		}
-		out = append(out, loose)
+		out = append(out, h+tail)
 	}
 	return out
 }
 
-func startsWithLiteral(re *syntax.Regexp) bool {
-	for re.Op == syntax.OpConcat && len(re.Sub) > 0 {
-		re = re.Sub[0]
+// startsWithLiteral reports whether an expression's source starts with a
+// literal letter or digit that no quantifier applies to.
+func startsWithLiteral(src string) bool {
+	if src == "" || !isWordByte(src[0]) {
+		return false
 	}
-	return re.Op == syntax.OpLiteral && re.Flags&syntax.FoldCase == 0
+	return len(src) == 1 || strings.IndexByte("?*+{", src[1]) < 0
+}
+
+// groupEnd is the index of the ')' that closes the group src opens with,
+// -1 when there is none (escapes and character classes read as
+// splitAlternatives reads them).
+func groupEnd(src string) int {
+	depth, inClass := 0, false
+	for i := 0; i < len(src); i++ {
+		switch c := src[i]; {
+		case c == '\\':
+			i++
+		case inClass:
+			if c == ']' {
+				inClass = false
+			}
+		case c == '[':
+			inClass = true
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 // ruleKeys is the scanner of every rule's keys and of the literals the
@@ -139,6 +198,15 @@ func init() {
 	b := newKeyScannerBuilder()
 	for i := range textRules {
 		r := &textRules[i]
+		for _, t := range append([]FailureType{r.typ}, r.yields...) {
+			if _, ok := ruleTypes[t]; !ok {
+				if len(ruleTypes) == 64 {
+					panic("classifier: more than 64 failure types in the text rules")
+				}
+				ruleTypes[t] = 1 << len(ruleTypes)
+			}
+			r.gives |= ruleTypes[t]
+		}
 		if len(r.keys) > 0 {
 			r.keyGroup = b.group(r.keys)
 		}
@@ -591,9 +659,13 @@ func (rt *ruleText) mayClassifyAs(types ...FailureType) bool {
 	if !rt.exact {
 		return true
 	}
+	var asked typeSet
+	for _, t := range types {
+		asked |= ruleTypes[t]
+	}
 	for i := range textRules {
 		r := &textRules[i]
-		if !slices.Contains(types, r.typ) && !slices.ContainsFunc(r.yields, func(t FailureType) bool { return slices.Contains(types, t) }) {
+		if r.gives&asked == 0 {
 			continue
 		}
 		if ok, _ := rt.passes(r); ok {
@@ -653,14 +725,49 @@ func matchAny(alts []alternative, s string, hits *keyHits) bool {
 		if !hits.allOf(a.need) {
 			continue
 		}
-		if a.loose != nil && !slices.ContainsFunc(a.loose, func(l *regexp.Regexp) bool { return l.MatchString(s) }) {
-			continue
+		if a.loose != nil {
+			found, bounded := matchLoose(a.loose, s, hits)
+			if bounded {
+				return true
+			}
+			if !found {
+				continue
+			}
 		}
 		if a.re.MatchString(s) {
 			return true
 		}
 	}
 	return false
+}
+
+// matchLoose reports whether one of an alternative's loose forms matches
+// s (found), and whether one's leftmost match starts at a word boundary
+// (bounded: then the alternative matches there).
+func matchLoose(loose []looseAlternative, s string, hits *keyHits) (found, bounded bool) {
+	for i := range loose {
+		l := &loose[i]
+		if !hits.allOf(l.need) {
+			continue
+		}
+		loc := l.re.FindStringIndex(s)
+		if loc == nil {
+			continue
+		}
+		if wordBoundaryAt(s, loc[0]) {
+			return true, true
+		}
+		found = true
+	}
+	return found, false
+}
+
+// wordBoundaryAt reports whether \b holds at byte i of s: Go's word
+// characters are ASCII, and a byte of a multi-byte rune is not one.
+func wordBoundaryAt(s string, i int) bool {
+	before := i > 0 && isWordByte(s[i-1])
+	after := i < len(s) && isWordByte(s[i])
+	return before != after
 }
 
 func isASCII(s string) bool {
