@@ -117,6 +117,12 @@ func unquoteJSON(lit string) string {
 		switch {
 		case c == '\\':
 			i++
+			if i == len(in) {
+				// Only on text that is not a literal (rawJSONText's
+				// callers give literals of validated text): kept as is.
+				b = append(b, c)
+				continue
+			}
 			switch in[i] {
 			case 'b':
 				b = append(b, '\b')

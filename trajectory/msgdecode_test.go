@@ -166,9 +166,17 @@ func (l *toolCallList) decodeValid(v string) { setSlice((*[]jsonToolCall)(l), v,
 // string, on any text.
 func checkStringDecode(t *testing.T, s string) {
 	t.Helper()
-	// jsonTextEmpty says what rawJSONText says, on any text.
-	if e, text := jsonTextEmpty([]byte(s)), rawJSONText([]byte(s)); e != (text == "") {
-		t.Fatalf("%q: jsonTextEmpty %v, rawJSONText %q", s, e, text)
+	// rawJSONText and jsonTextEmpty take raw values of validated text:
+	// there they say what the validating decoding says (rawJSONTextChecked,
+	// rawJSONText as it was); on any other text they do not panic.
+	e, text := jsonTextEmpty([]byte(s)), rawJSONText([]byte(s))
+	if json.Valid([]byte(s)) {
+		if e != (text == "") {
+			t.Fatalf("%q: jsonTextEmpty %v, rawJSONText %q", s, e, text)
+		}
+		if want := rawJSONTextChecked([]byte(s)); text != want {
+			t.Fatalf("%q: rawJSONText %q, validating %q", s, text, want)
+		}
 	}
 	got, ok := decodeJSONString(s)
 	var want string
@@ -206,9 +214,33 @@ func TestMessageDecodeMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
+// rawJSONTextChecked is rawJSONText as it was before it took its literal
+// as valid: the literal checked by decodeJSONString too.
+func rawJSONTextChecked(r json.RawMessage) string {
+	r = trimJSON(r)
+	if len(r) == 0 || string(r) == "null" {
+		return ""
+	}
+	if r[0] == '"' {
+		s, ok := decodeJSONString(stringOf(r))
+		if !ok {
+			return stringOf(r)
+		}
+		for depth := 0; depth < 2 && len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"'; depth++ {
+			inner, ok := decodeJSONString(s)
+			if !ok {
+				break
+			}
+			s = inner
+		}
+		return s
+	}
+	return stringOf(r)
+}
+
 var stringDecodeCases = []string{`"abc"`, `"a\"b\\c\/d\b\f\n\r\t"`, `"\u00e9\u00E9"`, `"\ud83d\ude00"`, `"\ud83d"`, `"\ud83d\u0041"`,
 	`"\ude00\ud83d"`, `"\ud83d\ud83d\ude00"`, "\"\xff\xfe a\"", "\"\xe2\x82\"", `""`, `"`, `"a" `, ` "a"`, `"a\x"`, "\"tab\t\"", `"\u12"`, `"é"`, `"\"`,
-	`"\"\""`, `"\u0022\u0022"`, `"\"\\\"\\\"\""`, `"\"\\u0022\\u0022\""`, `"\u0022\\u0022\\u0022\u0022"`, `""`, ` "" `, `null`, `"\"x\""`}
+	`"\"\""`, `"\u0022\u0022"`, `"abc\"`, `"\"`, `"\u00"`, `"a\`, `"\"\\\"\\\"\""`, `"\"\\u0022\\u0022\""`, `"\u0022\\u0022\\u0022\u0022"`, `""`, ` "" `, `null`, `"\"x\""`}
 
 func TestStringDecodeMatchesEncodingJSON(t *testing.T) {
 	for _, s := range stringDecodeCases {
