@@ -58,9 +58,12 @@ type textRule struct {
 	// to its size; small alternatives run on the backtracker and use
 	// their literal prefixes, which is orders of magnitude faster.
 	alts []alternative
-	// anyText: the alternatives answer as re on any text the prefilter
-	// reads (not only ASCII), because they hold no letter outside ASCII
-	// (foldSafe).
+	// subAlts, for a rule with a check, are the alternatives its leftmost
+	// match is found from (submatch.go), matched on lower-cased text.
+	subAlts []submatchAlternative
+	// anyText: the alternatives (alts or subAlts) answer as re on any text
+	// the prefilter reads (not only ASCII), because they hold no letter
+	// outside ASCII (foldSafe).
 	anyText bool
 	// excludeAlts, excludeAnyText: the same for exclude.
 	excludeAlts    []alternative
@@ -97,6 +100,9 @@ type alternative struct {
 	// match of one that starts at a word boundary is a match of the
 	// alternative, so the alternative itself runs only when none does.
 	loose []looseAlternative
+	// start, for an alternative without loose forms that starts with a
+	// class of bytes, tries it only where one of them is (startclass.go).
+	start *startClass
 }
 
 // looseAlternative is one P X of an alternative \bP X, with the literal
@@ -112,6 +118,9 @@ func newAlternative(expr string, b *keyScannerBuilder) alternative {
 	a := alternative{re: regexp.MustCompile(expr), need: neededGroups(expr, b)}
 	for _, l := range withoutLeadingBoundary(expr) {
 		a.loose = append(a.loose, looseAlternative{re: regexp.MustCompile(l), need: neededGroups(l, b)})
+	}
+	if a.loose == nil {
+		a.start = newStartClass(expr)
 	}
 	return a
 }
@@ -212,6 +221,8 @@ func init() {
 		}
 		if r.check == nil {
 			r.alts, r.anyText = splitCaseInsensitive(r.re, b)
+		} else {
+			r.subAlts, r.anyText = splitSubmatch(r.re.String(), r.re.NumSubexp(), b)
 		}
 		if r.exclude != nil {
 			r.excludeAlts, r.excludeAnyText = splitCaseInsensitive(r.exclude, b)
@@ -594,6 +605,16 @@ func (rt *ruleText) passes(r *textRule) (ok, matched bool) {
 	return true, false
 }
 
+// submatch is r.re.FindStringSubmatch of the text, from the rule's
+// alternatives when they answer on it; the prefilters must be exact on
+// the text (rt.exact: rt.hits are its groups).
+func (rt *ruleText) submatch(r *textRule) []string {
+	if (rt.alts || r.anyText) && r.subAlts != nil {
+		return leftmostSubmatch(r.subAlts, r.re.NumSubexp(), rt.text, rt.lowerText(), &rt.hits)
+	}
+	return r.re.FindStringSubmatch(rt.text)
+}
+
 // excluded reports whether r's exclude matches the text.
 func (rt *ruleText) excluded(r *textRule, prefilter bool) bool {
 	if prefilter && (rt.alts || r.excludeAnyText) && len(r.excludeAlts) > 0 {
@@ -616,7 +637,7 @@ func (rt *ruleText) classify(prefilter bool) (finding, bool) {
 				continue
 			}
 			if !matched {
-				if m = r.re.FindStringSubmatch(text); m == nil {
+				if m = rt.submatch(r); m == nil {
 					continue
 				}
 			}
@@ -733,6 +754,12 @@ func matchAny(alts []alternative, s string, hits *keyHits) bool {
 			if !found {
 				continue
 			}
+		}
+		if a.start != nil {
+			if a.start.matches(s) {
+				return true
+			}
+			continue
 		}
 		if a.re.MatchString(s) {
 			return true

@@ -350,13 +350,82 @@ func checkAlternatives(t *testing.T, s string) {
 	for _, text := range []string{strings.ToLower(s), s} {
 		var hits keyHits
 		ruleKeys.scan(text, &hits)
-		for _, r := range textRules {
+		for i := range textRules {
+			r := &textRules[i]
+			if r.subAlts != nil {
+				checkSubmatch(t, r, s, &hits)
+			}
 			for _, alts := range [][]alternative{r.alts, r.excludeAlts} {
 				for i := range alts {
 					if got, want := matchAny(alts[i:i+1], text, &hits), alts[i].re.MatchString(text); got != want {
 						t.Fatalf("rule %s alternative %q on %q: %v, expression %v", r.name, alts[i].re, text, got, want)
 					}
 				}
+			}
+		}
+	}
+}
+
+// checkSubmatch: a rule's leftmost match found from its alternatives is
+// its expression's, groups included, on the texts the alternatives answer
+// on (ASCII, or any text without the two folding runes for a rule whose
+// alternatives are foldSafe); hits are the text's groups.
+func checkSubmatch(t *testing.T, r *textRule, s string, hits *keyHits) {
+	t.Helper()
+	alts, exact := prefilterText(s)
+	if !exact || !alts && !r.anyText {
+		return
+	}
+	got := leftmostSubmatch(r.subAlts, r.re.NumSubexp(), s, asciiLower(s), hits)
+	if want := r.re.FindStringSubmatch(s); !slices.Equal(got, want) || (got == nil) != (want == nil) {
+		t.Fatalf("rule %s on %q: from its alternatives %q, expression %q", r.name, s, got, want)
+	}
+}
+
+// Every rule with a check is found from its alternatives, and those
+// answer as the rule on texts around its forms.
+func TestSubmatchAlternatives(t *testing.T) {
+	for i := range textRules {
+		r := &textRules[i]
+		if r.check != nil && r.re.String()[:4] == "(?i)" && r.subAlts == nil {
+			t.Errorf("rule %s: not split", r.name)
+		}
+	}
+	for _, s := range append(ruleTestTexts(),
+		"weather-api request failed: 502 Bad Gateway", "Error: 503 x", "  error - 429 y", "status code: 404 and status 503,", "http/1.1 500)",
+		"xstatus 503 status 504 ", "(400) then 502 bad gateway", "'404' 503 Service Unavailable", "code=500, error_code 429",
+		"MCP error -32602: x", `{"code": -32601}`, "json-rpc error (-32000)", "xrpc error -32603 rpc error -32001", "Status 503: overloaded",
+		"é status 503 ", "STATUS 503", "HTTP 429 Too Many Requests", "") {
+		var hits keyHits
+		ruleKeys.scan(s, &hits)
+		for i := range textRules {
+			if r := &textRules[i]; r.subAlts != nil {
+				checkSubmatch(t, r, s, &hits)
+			}
+		}
+	}
+}
+
+// An alternative starting with a class is tried only at its bytes,
+// anchored there: the same answer as the expression, match and groups.
+func TestStartClass(t *testing.T) {
+	for expr, eligible := range map[string]bool{
+		`\b([1-5]\d\d)\s+(?:bad gateway|not found)\b`: true, `['"(]([1-5]\d\d)(?:\s|$)`: true, `\b\d+ validation errors? for\b`: true,
+		`[ab]?x`: false, `xy[ab]`: false, `(?:a|bc)d`: false, `[é]x`: false, `\b(?:ab|c)`: false, `(?:a|[bc])d`: true,
+	} {
+		sc := newStartClass(expr)
+		if (sc != nil) != eligible {
+			t.Errorf("newStartClass(%q) = %v", expr, sc != nil)
+			continue
+		}
+		if sc == nil {
+			continue
+		}
+		re := regexp.MustCompile(expr)
+		for _, s := range []string{"", "x", "502 bad gateway", "a502 bad gateway 404 not found", "(503) '404 ", "'5021 (404)", "7 validation errors for x",
+			"x7 validation errors for y, 12 validation error for z", "_404 not found", "é404 not found", "404  not found!"} {
+			if got, want := sc.leftmost(s), re.FindStringSubmatchIndex(s); !slices.Equal(got, want) || sc.matches(s) != (want != nil) {
+				t.Errorf("%q on %q: from its class %v, expression %v", expr, s, got, want)
 			}
 		}
 	}
