@@ -483,6 +483,8 @@ type runBuilder struct {
 	// partSteps maps the missing parent of orphaned part spans to the step
 	// assembled from them (per run).
 	partSteps map[pcommon.SpanID]int
+	// meta is the last "metadata" attribute read (describe.go).
+	meta metadataMemo
 }
 
 // addPart folds a part span (a streamed chunk of a model call) into the

@@ -95,8 +95,12 @@ type metadataIDs struct {
 }
 
 func spanMetadata(c *spanCtx) (metadataIDs, bool) {
+	return metadataOf(attrStr(c.attrs, "metadata"))
+}
+
+// metadataOf reads a "metadata" attribute's text s.
+func metadataOf(s string) (metadataIDs, bool) {
 	var md metadataIDs
-	s := attrStr(c.attrs, "metadata")
 	if !looksJSON(s) || !strings.Contains(s, "_") {
 		return md, false
 	}
@@ -162,7 +166,7 @@ func (b *runBuilder) nameAgentAndSession(r *Run, ordered []int32, lead, nAgents 
 			r.Session = names.session
 		}
 		if (r.Agent == "" || r.Session == "") && c.attrs.Len() > 0 {
-			if md, ok := spanMetadata(c); ok {
+			if md, ok := b.meta.of(attrStr(c.attrs, "metadata")); ok {
 				if r.Agent == "" {
 					r.Agent = md.AgentName
 				}
@@ -295,4 +299,26 @@ func runFinishReason(c *spanCtx) string {
 		return frs[len(frs)-1]
 	}
 	return ""
+}
+
+// metadataMemo is the last "metadata" text a runBuilder read, and what it
+// read: LangChain puts the same metadata on every span of a run, and its
+// spans are read in turn until the run has an agent and a session. The
+// texts are the trace's own (a runBuilder lives for one Build).
+type metadataMemo struct {
+	text string
+	md   metadataIDs
+	ok   bool
+}
+
+// of is metadataOf(s), from the memo when s is the text read last.
+func (m *metadataMemo) of(s string) (metadataIDs, bool) {
+	if s == "" {
+		return metadataIDs{}, false
+	}
+	if s != m.text {
+		m.text = s
+		m.md, m.ok = metadataOf(s)
+	}
+	return m.md, m.ok
 }

@@ -27,28 +27,51 @@ func jsonKind(v string) byte {
 }
 
 // eachMember calls fn with every key (decoded) and value text of the valid
-// JSON object v (on invalid text it stops somewhere, or gives values that
-// are not JSON; it never reads past v).
-func eachMember(v string, fn func(key, val string)) {
+// JSON object at the start of v, and returns the object's length (on
+// invalid text it stops somewhere, or gives values that are not JSON; it
+// never reads past v).
+func eachMember(v string, fn func(key, val string)) int {
+	return eachMemberAt(v, func(key, rest string) int {
+		n := validLen(rest)
+		if n > 0 {
+			fn(key, rest[:n])
+		}
+		return n
+	})
+}
+
+// eachMemberAt is eachMember for decoders that read a member's value where
+// it is, in the one pass that finds its end: fn gets the text from the
+// value to the end of v and returns the value's length (0 on text that is
+// not valid JSON). A member decoded by a nested decoder was skipped first
+// to find its end and then read again, once per level of nesting.
+func eachMemberAt(v string, fn func(key, rest string) int) int {
 	sc := jsonScanner{s: v, i: 1}
 	for {
 		sc.space()
 		if !sc.at('"') {
-			return // '}'
+			if sc.at('}') {
+				return sc.i + 1
+			}
+			return sc.i // not valid JSON
 		}
 		k0 := sc.i
 		if sc.i = skipValidString(v, sc.i); sc.i >= len(v) {
-			return // not valid JSON
+			return sc.i // not valid JSON
 		}
 		key := jsonStringText(v[k0:sc.i])
 		sc.space()
 		sc.i++ // ':'
 		sc.space()
 		v0 := sc.i
-		if sc.skipValid(); sc.i == v0 {
-			return // not valid JSON: callers validate first
+		if v0 >= len(v) {
+			return len(v) // not valid JSON
 		}
-		fn(key, v[v0:sc.i])
+		n := fn(key, v[v0:])
+		if n <= 0 {
+			return v0 // not valid JSON: callers validate first
+		}
+		sc.i = v0 + n
 		sc.space()
 		if sc.at(',') {
 			sc.i++
@@ -56,19 +79,44 @@ func eachMember(v string, fn func(key, val string)) {
 	}
 }
 
+// validLen is the length of the value at the start of the valid JSON text
+// v (skipValid; 0 when v does not start with a value).
+func validLen(v string) int {
+	sc := jsonScanner{s: v}
+	sc.skipValid()
+	return sc.i
+}
+
 // eachElement calls fn with every element text of the valid JSON array v.
 func eachElement(v string, fn func(i int, val string)) {
+	eachElementAt(v, func(i int, rest string) int {
+		n := validLen(rest)
+		if n > 0 {
+			fn(i, rest[:n])
+		}
+		return n
+	})
+}
+
+// eachElementAt is eachMemberAt for the elements of the array at the start
+// of v: fn gets the text from each element to the end of v and returns the
+// element's length. It returns the array's length.
+func eachElementAt(v string, fn func(i int, rest string) int) int {
 	sc := jsonScanner{s: v, i: 1}
 	for n := 0; ; n++ {
 		sc.space()
+		if sc.i >= len(v) {
+			return len(v) // not valid JSON
+		}
 		if sc.at(']') {
-			return
+			return sc.i + 1
 		}
 		v0 := sc.i
-		if sc.skipValid(); sc.i == v0 {
-			return // not valid JSON: callers validate first
+		k := fn(n, v[v0:])
+		if k <= 0 {
+			return v0 // not valid JSON: callers validate first
 		}
-		fn(n, v[v0:sc.i])
+		sc.i = v0 + k
 		sc.space()
 		if sc.at(',') {
 			sc.i++
@@ -316,45 +364,101 @@ func setBoolPtr(dst **bool, v string) {
 // decode over those already in the slice's backing array, the length is
 // the array's, an empty array makes an empty (not nil) slice, null clears.
 func setSlice[T any](dst *[]T, v string, decode func(string, *T)) {
+	setSliceAt(dst, v, func(rest string, e *T) int {
+		n := validLen(rest)
+		if n > 0 {
+			decode(rest[:n], e)
+		}
+		return n
+	})
+}
+
+// setSliceAt is setSlice of the value at the start of v, each element
+// decoded where it is (decodeAt returns its length, as eachElementAt's fn
+// does); it returns the value's length.
+func setSliceAt[T any](dst *[]T, v string, decodeAt func(string, *T) int) int {
 	switch jsonKind(v) {
 	case 'n':
 		*dst = nil
 	case '[':
 		s := (*dst)[:0]
-		eachElement(v, func(i int, ev string) {
+		n := eachElementAt(v, func(i int, rest string) int {
 			if i < cap(s) {
 				s = s[:i+1]
 			} else {
 				var zero T
 				s = append(s, zero)
 			}
-			decode(ev, &s[i])
+			return decodeAt(rest, &s[i])
 		})
 		if len(s) == 0 {
 			s = []T{}
 		}
 		*dst = s
+		return n
 	}
+	return validLen(v)
 }
 
 var messageFields = []string{"role", "parts", "content", "tool_calls", "tool_call_id", "name", "finish_reason", "status", "type",
 	"call_id", "arguments", "output", "lc", "id", "kwargs", "additional_kwargs", "response_metadata"}
 
 // decodeMessageJSON decodes the valid JSON value v into jm.
-func decodeMessageJSON(v string, jm *jsonMessage) {
+func decodeMessageJSON(v string, jm *jsonMessage) { decodeMessageAt(v, jm) }
+
+var toolCallsField, finishReasonField = []string{"tool_calls"}, []string{"finish_reason"}
+
+// decodeMessageAt decodes the value at the start of the valid JSON text v
+// into jm and returns its length: its lists and objects are decoded where
+// they are (eachMemberAt), the rest as decodeMessageJSON did.
+func decodeMessageAt(v string, jm *jsonMessage) int {
 	if jsonKind(v) != '{' {
-		return
+		return validLen(v)
 	}
-	eachMember(v, func(key, val string) {
-		switch fieldIndex(key, messageFields) {
+	return eachMemberAt(v, func(key, rest string) int {
+		i := fieldIndex(key, messageFields)
+		switch i {
+		case 1:
+			return setSliceAt(&jm.Parts, rest, decodePartAt)
+		case 3:
+			return setSliceAt(&jm.ToolCalls, rest, decodeToolCallAt)
+		case 15:
+			if jsonKind(rest) != '{' {
+				return validLen(rest)
+			}
+			return eachMemberAt(rest, func(k, fr string) int {
+				if fieldIndex(k, toolCallsField) == 0 {
+					return setSliceAt(&jm.AdditionalKwargs.ToolCalls, fr, decodeToolCallAt)
+				}
+				return validLen(fr)
+			})
+		case 16:
+			if jsonKind(rest) != '{' {
+				return validLen(rest)
+			}
+			return eachMember(rest, func(k, fv string) {
+				if fieldIndex(k, finishReasonField) == 0 {
+					setString(&jm.ResponseMetadata.FinishReason, fv)
+				}
+			})
+		}
+		n := validLen(rest)
+		if n > 0 && i >= 0 {
+			decodeMessageField(jm, i, rest[:n])
+		}
+		return n
+	})
+}
+
+// decodeMessageField decodes the value val of field i (messageFields, a
+// field whose value decodeMessageAt does not read itself) into jm.
+func decodeMessageField(jm *jsonMessage, i int, val string) {
+	{
+		switch i {
 		case 0:
 			setString(&jm.Role, val)
-		case 1:
-			setSlice(&jm.Parts, val, decodePartJSON)
 		case 2:
 			setRaw(&jm.Content, val)
-		case 3:
-			setSlice(&jm.ToolCalls, val, decodeToolCallJSON)
 		case 4:
 			setString(&jm.ToolCallID, val)
 		case 5:
@@ -377,34 +481,22 @@ func decodeMessageJSON(v string, jm *jsonMessage) {
 			setRaw(&jm.ID, val)
 		case 14:
 			setRaw(&jm.Kwargs, val)
-		case 15:
-			if jsonKind(val) == '{' {
-				eachMember(val, func(k, fv string) {
-					if fieldIndex(k, []string{"tool_calls"}) == 0 {
-						setSlice(&jm.AdditionalKwargs.ToolCalls, fv, decodeToolCallJSON)
-					}
-				})
-			}
-		case 16:
-			if jsonKind(val) == '{' {
-				eachMember(val, func(k, fv string) {
-					if fieldIndex(k, []string{"finish_reason"}) == 0 {
-						setString(&jm.ResponseMetadata.FinishReason, fv)
-					}
-				})
-			}
 		}
-	})
+	}
 }
 
 var partFields = []string{"type", "text", "content", "id", "name", "arguments", "response", "result", "toolCallId", "toolName",
 	"input", "args", "output", "error", "isError", "is_error", "tool_use_id", "call_id"}
 
-func decodePartJSON(v string, p *jsonPart) {
+func decodePartJSON(v string, p *jsonPart) { decodePartAt(v, p) }
+
+// decodePartAt decodes the part at the start of the valid JSON text v and
+// returns its length.
+func decodePartAt(v string, p *jsonPart) int {
 	if jsonKind(v) != '{' {
-		return
+		return validLen(v)
 	}
-	eachMember(v, func(key, val string) {
+	return eachMember(v, func(key, val string) {
 		switch fieldIndex(key, partFields) {
 		case 0:
 			setString(&p.Type, val)
@@ -448,11 +540,15 @@ func decodePartJSON(v string, p *jsonPart) {
 
 var toolCallFields = []string{"id", "name", "arguments", "args", "input", "function", "toolCallId", "toolName"}
 
-func decodeToolCallJSON(v string, c *jsonToolCall) {
+func decodeToolCallJSON(v string, c *jsonToolCall) { decodeToolCallAt(v, c) }
+
+// decodeToolCallAt decodes the call at the start of the valid JSON text v
+// and returns its length.
+func decodeToolCallAt(v string, c *jsonToolCall) int {
 	if jsonKind(v) != '{' {
-		return
+		return validLen(v)
 	}
-	eachMember(v, func(key, val string) {
+	return eachMember(v, func(key, val string) {
 		switch fieldIndex(key, toolCallFields) {
 		case 0:
 			setString(&c.ID, val)

@@ -121,3 +121,43 @@ func TestSpanNamesMatchFirstStr(t *testing.T) {
 		t.Fatalf("repeated keys: %+v", got)
 	}
 }
+
+// The metadata memo answers what reading each text answers, for the texts
+// of every capture's spans in order, and for each text again after another.
+func TestMetadataMemoReadsAsMetadataOf(t *testing.T) {
+	var texts []string
+	for _, f := range traceCaptures(t) {
+		td := loadFixture(t, f)
+		rss := td.ResourceSpans()
+		for i := 0; i < rss.Len(); i++ {
+			sss := rss.At(i).ScopeSpans()
+			for j := 0; j < sss.Len(); j++ {
+				sps := sss.At(j).Spans()
+				for k := 0; k < sps.Len(); k++ {
+					texts = append(texts, attrStr(sps.At(k).Attributes(), "metadata"))
+				}
+			}
+		}
+	}
+	var m metadataMemo
+	read := 0
+	check := func(s string) {
+		md, ok := m.of(s)
+		if wmd, wok := metadataOf(s); md != wmd || ok != wok {
+			t.Fatalf("%.80q: memo %+v %v, read %+v %v", s, md, ok, wmd, wok)
+		}
+		if ok {
+			read++
+		}
+	}
+	for i, s := range texts {
+		check(s)
+		if i > 0 {
+			check(texts[i-1])
+			check(s)
+		}
+	}
+	if read == 0 {
+		t.Fatal("no capture span has metadata that reads")
+	}
+}
