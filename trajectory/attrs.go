@@ -170,6 +170,19 @@ func lenientUnmarshal(data []byte, v any) bool { return lenientDecode(data, v, f
 // scanned a second time.
 func lenientUnmarshalValid(data []byte, v any) bool { return lenientDecode(data, v, true) }
 
+// lenientText is the text lenientUnmarshal (valid false) or
+// lenientUnmarshalValid (valid true) decodes the message shapes from, and
+// whether it decodes them: the decoders of those shapes are called on it
+// directly where the destination would otherwise go on the heap through
+// lenientDecode's interface.
+func lenientText(data []byte, valid bool) (string, bool) {
+	if len(data) == 0 || len(data) > MaxParsedJSONBytes {
+		return "", false
+	}
+	text := strings.TrimSpace(stringOf(data))
+	return text, valid || validJSON(text)
+}
+
 func lenientDecode(data []byte, v any, valid bool) bool {
 	if len(data) == 0 || len(data) > MaxParsedJSONBytes {
 		return false
@@ -178,8 +191,8 @@ func lenientDecode(data []byte, v any, valid bool) bool {
 	// own (msgdecode.go) with the same rules.
 	switch dst := v.(type) {
 	case *jsonMessage, *[]jsonMessage, *jsonPart, *[]jsonPart, *[]json.RawMessage, *[]string, *metadataIDs, *jsonGenerations:
-		text := strings.TrimSpace(stringOf(data))
-		if !valid && !validJSON(text) {
+		text, ok := lenientText(data, valid)
+		if !ok {
 			return false
 		}
 		switch dst := dst.(type) {

@@ -127,10 +127,12 @@ func decodeMessagesAs(s string, callsOnly bool) []message {
 	// Fast path: a plain list of message objects is decoded in one pass.
 	if t := trimJSON(bytesOf(s)); t[0] == '[' {
 		if f := trimJSON(t[1:]); len(f) > 0 && f[0] == '{' {
-			var list []jsonMessage
-			if !lenientUnmarshal(t, &list) {
+			text, ok := lenientText(t, false)
+			if !ok {
 				return nil
 			}
+			var list []jsonMessage
+			setSlice(&list, text, decodeMessageJSON)
 			out := make([]message, 0, len(list))
 			for i := range list {
 				if m, ok := messageFromAs(&list[i], callsOnly); ok {
@@ -315,23 +317,45 @@ var langchainRoles = map[string]string{
 }
 
 func decodeMessage(r json.RawMessage) (message, bool) {
-	var jm jsonMessage
-	if !lenientUnmarshal(r, &jm) {
+	text, ok := lenientText(r, false)
+	if !ok {
 		return message{}, false
 	}
+	var jm jsonMessage
+	decodeMessageJSON(text, &jm)
 	return messageFrom(&jm)
 }
 
 // decodeValidMessage is decodeMessage of text known to be valid JSON.
 func decodeValidMessage(r json.RawMessage, callsOnly bool) (message, bool) {
-	var jm jsonMessage
-	if !lenientUnmarshalValid(r, &jm) {
+	text, ok := lenientText(r, true)
+	if !ok {
 		return message{}, false
 	}
+	var jm jsonMessage
+	decodeMessageJSON(text, &jm)
 	return messageFromAs(&jm, callsOnly)
 }
 
 func messageFrom(src *jsonMessage) (message, bool) { return messageFromAs(src, false) }
+
+// lastIDElement is the last element of a LangChain serialized message's id
+// list (the class name) as decoding the list into a []string gives it: a
+// string's text, "" for an element of another type; ok false when the
+// value is no list or an empty one. id is a raw value of validated text.
+func lastIDElement(id json.RawMessage) (string, bool) {
+	text, ok := lenientText(id, true)
+	if !ok || jsonKind(text) != '[' {
+		return "", false
+	}
+	last, n := "", 0
+	eachElement(text, func(_ int, v string) {
+		last = ""
+		setString(&last, v)
+		n++
+	})
+	return last, n > 0
+}
 
 // messageFromAs is messageFrom; with callsOnly the message's Text and its
 // results' Content are left empty (not decoded), everything else is the
@@ -342,14 +366,14 @@ func messageFromAs(src *jsonMessage, callsOnly bool) (message, bool) {
 	role := jm.Role
 	if len(jm.LC) > 0 && len(jm.Kwargs) > 0 {
 		// LangChain serialized message: the class name is the last id element.
-		var ids []string
-		_ = lenientUnmarshalValid(jm.ID, &ids)
 		var kw jsonMessage
-		if !lenientUnmarshalValid(jm.Kwargs, &kw) {
+		text, ok := lenientText(jm.Kwargs, true)
+		if !ok {
 			return message{}, false
 		}
-		if len(ids) > 0 {
-			role = langchainRoles[ids[len(ids)-1]]
+		decodeMessageJSON(text, &kw)
+		if class, ok := lastIDElement(jm.ID); ok {
+			role = langchainRoles[class]
 		}
 		if role == "" {
 			role = kw.Role
@@ -397,7 +421,8 @@ func messageFromAs(src *jsonMessage, callsOnly bool) (message, bool) {
 			}
 		case '[':
 			var parts []jsonPart
-			if lenientUnmarshalValid(c, &parts) {
+			if ct, ok := lenientText(c, true); ok {
+				setSlice(&parts, ct, decodePartJSON)
 				for _, p := range parts {
 					addPart(&m, &text, p, jm)
 				}
@@ -585,7 +610,8 @@ func contentText(r json.RawMessage) string {
 	}
 	if r[0] == '[' {
 		var parts []jsonPart
-		if lenientUnmarshal(r, &parts) {
+		if text, ok := lenientText(r, false); ok {
+			setSlice(&parts, text, decodePartJSON)
 			var b strings.Builder
 			for _, p := range parts {
 				appendText(&b, firstNonEmpty(rawJSONText(p.Text), rawJSONText(p.Content)))

@@ -45,6 +45,15 @@ func checkMessageDecode(t *testing.T, s string) {
 			t.Fatalf("list %q:\nencoding/json %#v\nscanner       %#v", s, la, lb)
 		}
 	}
+	// A LangChain id list's last element, read without the list.
+	var ids []string
+	wantLast, wantOK := "", false
+	if stdLenient([]byte(s), &ids) && len(ids) > 0 {
+		wantLast, wantOK = ids[len(ids)-1], true
+	}
+	if last, ok := lastIDElement([]byte(s)); last != wantLast || ok != wantOK {
+		t.Fatalf("%q: last id element %q %v, of the list %q %v", s, last, ok, wantLast, wantOK)
+	}
 	// And through lenientUnmarshal, which dispatches to them.
 	checkLenient[[]jsonPart](t, s)
 	checkLenient[[]json.RawMessage](t, s)

@@ -307,10 +307,12 @@ func decodeGenerations(s string, callsOnly bool) []message {
 	if !looksJSON(s) || !strings.Contains(s, "generations") {
 		return decodeMessagesAs(s, callsOnly)
 	}
-	var g jsonGenerations
-	if !lenientUnmarshal(bytesOf(s), &g) {
+	text, ok := lenientText(bytesOf(s), false)
+	if !ok {
 		return nil
 	}
+	var g jsonGenerations
+	decodeGenerationsJSON(text, &g)
 	var out []message
 	for _, batch := range g.Generations {
 		for _, gen := range batch {
