@@ -98,18 +98,25 @@ func fromProviderCode(code string) (finding, bool) {
 // Exception type families. A type is matched on its last dotted component
 // (openai.RateLimitError → RateLimitError), lower-cased without separators,
 // against word families rather than exact class lists, so that SDK
-// namespaces and naming styles don't matter. Plain substring tests: names
-// are matched on every failing span, and they are cheap.
+// namespaces and naming styles don't matter. Names are matched on every
+// failing span: which families' substrings a name may hold is read for
+// all of them in one keyScanner pass (nameKeys), and only those families'
+// substrings are looked for.
 type nameFamily struct {
 	contains []string // any of these substrings
 	suffixes []string // or any of these suffixes
 	exact    []string // or exactly one of these
+	group    int32    // the nameKeys group of contains
 }
 
-func (f *nameFamily) match(n string) bool {
-	for _, s := range f.contains {
-		if strings.Contains(n, s) {
-			return true
+// match reports whether the lower-cased name n is of the family; h holds
+// n's nameKeys groups.
+func (f *nameFamily) match(n string, h *keyHits) bool {
+	if len(f.contains) > 0 && h.has(f.group) {
+		for _, s := range f.contains {
+			if strings.Contains(n, s) {
+				return true
+			}
 		}
 	}
 	for _, s := range f.suffixes {
@@ -175,6 +182,34 @@ var (
 	}
 )
 
+// nameKeys is the scanner of every exception name family's substrings.
+var nameKeys *keyScanner
+
+func init() {
+	b := newKeyScannerBuilder()
+	for _, f := range nameFamilies() {
+		if len(f.contains) > 0 {
+			f.group = b.group(f.contains)
+		}
+	}
+	nameKeys = b.build()
+}
+
+// nameFamilies are the exception name families, in no particular order.
+func nameFamilies() []*nameFamily {
+	out := []*nameFamily{&excConnection}
+	for i := range excNotRetryable {
+		out = append(out, &excNotRetryable[i].fam)
+	}
+	for i := range excFamilies {
+		out = append(out, &excFamilies[i].fam)
+	}
+	for i := range excNotRetryableHints {
+		out = append(out, &excNotRetryableHints[i].fam)
+	}
+	return out
+}
+
 var (
 	codeSeparators = strings.NewReplacer("-", "_", " ", "_")
 	nameSeparators = strings.NewReplacer("_", "", "-", "", " ", "")
@@ -197,20 +232,22 @@ func fromExceptionType(name string) (f finding, weak, ok bool) {
 		n = n[i+1:]
 	}
 	n = strings.ToLower(nameSeparators.Replace(n))
+	var h keyHits
+	nameKeys.scan(n, &h)
 	for _, r := range excNotRetryable {
-		if r.fam.match(n) {
+		if r.fam.match(n, &h) {
 			return finding{Type: Unknown, Reason: r.reason}, false, true
 		}
 	}
 	for _, fam := range excFamilies {
-		if fam.fam.match(n) {
+		if fam.fam.match(n, &h) {
 			return finding{Type: fam.typ}, false, true
 		}
 	}
-	if reason, ok := notRetryableName(n); ok {
+	if reason, ok := notRetryableName(n, &h); ok {
 		return finding{Type: Unknown, Reason: reason}, true, true
 	}
-	if excConnection.match(n) {
+	if excConnection.match(n, &h) {
 		return finding{Type: Unknown, Reason: ReasonConnection}, true, true
 	}
 	return finding{}, false, false

@@ -1,6 +1,8 @@
 package classifier
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/triage-otel/triage/trajectory"
@@ -164,5 +166,30 @@ func TestClassifyEvidenceOrder(t *testing.T) {
 	ev = evidence{errors: []trajectory.ErrorInfo{{Type: "Error", Message: "something went wrong"}}}
 	if f, ok := classifyEvidence(&ev, nil); ok {
 		t.Errorf("generic error classified: %+v", f)
+	}
+}
+
+// A family's substrings are looked for only when the name scanner reports
+// them: the same answer as looking for every one, on every member in
+// names around it and on other names.
+func TestNameFamiliesScanned(t *testing.T) {
+	plain := func(f *nameFamily, n string) bool {
+		return slices.ContainsFunc(f.contains, func(s string) bool { return strings.Contains(n, s) }) ||
+			slices.ContainsFunc(f.suffixes, func(s string) bool { return strings.HasSuffix(n, s) }) || slices.Contains(f.exact, n)
+	}
+	names := []string{"", "x", "error", "valueerror", "typeerror", "exception"}
+	for _, f := range nameFamilies() {
+		for _, m := range slices.Concat(f.contains, f.suffixes, f.exact) {
+			names = append(names, m, "x"+m, m+"error", m[:len(m)/2], m[1:], "ab"+m[:len(m)-1])
+		}
+	}
+	for _, n := range names {
+		var h keyHits
+		nameKeys.scan(n, &h)
+		for _, f := range nameFamilies() {
+			if got, want := f.match(n, &h), plain(f, n); got != want {
+				t.Errorf("family %v on %q: scanned %v, plain %v", f.contains, n, got, want)
+			}
+		}
 	}
 }

@@ -97,6 +97,11 @@ func maskVolatile(s string) string {
 	var b strings.Builder
 	last := 0
 	for i := 0; i < len(s); {
+		// Every volatile value starts with a hex digit.
+		if !isHexByte(s[i]) {
+			i++
+			continue
+		}
 		e := volatileEnd(s, i)
 		if e < 0 {
 			i++

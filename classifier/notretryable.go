@@ -134,10 +134,11 @@ var excNotRetryableHints = []struct {
 }
 
 // notRetryableName returns the reason of an exception name (lower-cased,
-// separators removed) that says the failure is not retryable.
-func notRetryableName(n string) (string, bool) {
+// separators removed; keys its nameKeys groups) that says the failure is
+// not retryable.
+func notRetryableName(n string, keys *keyHits) (string, bool) {
 	for _, h := range excNotRetryableHints {
-		if h.fam.match(n) {
+		if h.fam.match(n, keys) {
 			return h.reason, true
 		}
 	}

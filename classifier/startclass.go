@@ -69,7 +69,7 @@ func newStartClass(expr string) *startClass {
 // as FindStringSubmatchIndex gives it.
 func (sc *startClass) leftmost(s string) []int {
 	for q := 0; q < len(s); q++ {
-		if !sc.bytes[s[q]] || sc.boundary && !wordBoundaryAt(s, q) {
+		if !sc.bytes[s[q]] || sc.boundary && !wordBoundary(s, q) {
 			continue
 		}
 		if loc := sc.anchored.FindStringSubmatchIndex(s[q:]); loc != nil {
@@ -87,7 +87,7 @@ func (sc *startClass) leftmost(s string) []int {
 // matches reports whether the alternative matches s.
 func (sc *startClass) matches(s string) bool {
 	for q := 0; q < len(s); q++ {
-		if !sc.bytes[s[q]] || sc.boundary && !wordBoundaryAt(s, q) {
+		if !sc.bytes[s[q]] || sc.boundary && !wordBoundary(s, q) {
 			continue
 		}
 		if sc.anchored.MatchString(s[q:]) {

@@ -141,7 +141,7 @@ func (a *submatchAlternative) leftmost(s string, hits *keyHits) []int {
 		if loc == nil {
 			return nil
 		}
-		if wordBoundaryAt(s, loc[0]) {
+		if wordBoundary(s, loc[0]) {
 			return loc
 		}
 	}

@@ -781,20 +781,12 @@ func matchLoose(loose []looseAlternative, s string, hits *keyHits) (found, bound
 		if loc == nil {
 			continue
 		}
-		if wordBoundaryAt(s, loc[0]) {
+		if wordBoundary(s, loc[0]) {
 			return true, true
 		}
 		found = true
 	}
 	return found, false
-}
-
-// wordBoundaryAt reports whether \b holds at byte i of s: Go's word
-// characters are ASCII, and a byte of a multi-byte rune is not one.
-func wordBoundaryAt(s string, i int) bool {
-	before := i > 0 && isWordByte(s[i-1])
-	after := i < len(s) && isWordByte(s[i])
-	return before != after
 }
 
 func isASCII(s string) bool {
