@@ -316,6 +316,7 @@ func detectLoop(calls []loopCall, threshold, window int, similarity float64) (lo
 		return loopResult{}, false
 	}
 	d := makeLoopDetector(threshold, window, similarity)
+	d.ring = make([]loopSlot, 0, min(window, len(calls))) // the ring never grows
 	for i := range calls {
 		if r, ok := d.add(calls[i]); ok {
 			return r, true
@@ -337,18 +338,21 @@ type loopKey struct {
 // to maxCanonicalLen bytes (nearly all) by their text, compared exactly
 // and without hashing them; longer ones by their bounded prefix and their
 // SHA-256 digest, so that the detector's state stays bounded. The prefix
-// is also what similarity compares.
+// is also what similarity compares. The digest is held as a string (its
+// 32 bytes, only for long arguments): a short identity does not carry 32
+// zero bytes, and a ring slot stays small.
 type argsIdentity struct {
 	prefix string
+	digest string
 	long   bool
-	digest [sha256.Size]byte
 }
 
 func identityOf(canon string) argsIdentity {
 	if len(canon) <= maxCanonicalLen {
 		return argsIdentity{prefix: canon}
 	}
-	return argsIdentity{prefix: canon[:maxCanonicalLen], long: true, digest: sha256.Sum256([]byte(canon))}
+	sum := sha256.Sum256([]byte(canon))
+	return argsIdentity{prefix: canon[:maxCanonicalLen], long: true, digest: string(sum[:])}
 }
 
 // loopSlot is one call of the window.
@@ -365,7 +369,8 @@ type loopSlot struct {
 // arguments are at least that similar also count as equal. State is
 // bounded by window: a ring of the last window calls (with, for a window
 // wider than loopRingScan, their counts by key); similarity compares each
-// call only with its predecessor.
+// call only with its predecessor. The ring grows to the window as calls
+// are added (a run of few calls keeps few slots).
 type loopDetector struct {
 	threshold, window int
 	similarity        float64
@@ -385,7 +390,7 @@ type loopDetector struct {
 const loopRingScan = 32
 
 func makeLoopDetector(threshold, window int, similarity float64) loopDetector {
-	d := loopDetector{threshold: threshold, window: window, similarity: similarity, ring: make([]loopSlot, max(window, 1))}
+	d := loopDetector{threshold: threshold, window: window, similarity: similarity}
 	if window > loopRingScan {
 		d.counts = make(map[loopKey]int)
 	}
@@ -417,12 +422,30 @@ func (d *loopDetector) count(k loopKey, delta int) int {
 // model).
 func (d *loopDetector) lastFailed() { d.prevFailed = true }
 
+// minRing is the room the ring is first given.
+const minRing = 2
+
+// grow adds a slot to the ring (still narrower than the window), doubling
+// its room up to the window when it is full.
+func (d *loopDetector) grow() {
+	if len(d.ring) < cap(d.ring) {
+		d.ring = d.ring[:len(d.ring)+1]
+		return
+	}
+	ring := make([]loopSlot, len(d.ring)+1, min(max(2*cap(d.ring), minRing), d.window))
+	copy(ring, d.ring)
+	d.ring = ring
+}
+
 // add appends the next call and reports the loop it completes, if any.
 func (d *loopDetector) add(c loopCall) (loopResult, bool) {
 	if d.threshold < 2 || d.window < d.threshold {
 		return loopResult{}, false
 	}
 	i := d.n
+	if i == len(d.ring) && i < d.window {
+		d.grow()
+	}
 	retry := i > 0 && d.prevFailed && d.prev.name == c.name && d.prev.args == c.args
 	slot := &d.ring[i%d.window]
 	if i >= d.window && slot.counted {
@@ -497,13 +520,15 @@ func (l *LoopDetector) Add(tool, arguments string, result *trajectory.ToolResult
 	return Loop{Tool: r.tool, Count: r.count, Window: l.d.window, Confidence: confLoop}, true
 }
 
-// Bytes is the heap the detector holds: its state and its ring of the
-// window's calls (with their counts for a wide window). It does not grow
-// with the calls added.
+// Bytes bounds the heap the detector holds: its state and its ring of the
+// window's calls (with their counts for a wide window), as much as the
+// ring holds once it has grown to the window. It does not grow with the
+// calls added.
 func (l *LoopDetector) Bytes() int {
-	n := int(unsafe.Sizeof(*l)) + cap(l.d.ring)*int(unsafe.Sizeof(loopSlot{}))
+	slots := max(l.d.window, 1)
+	n := int(unsafe.Sizeof(*l)) + slots*int(unsafe.Sizeof(loopSlot{}))
 	if l.d.counts != nil {
-		n += len(l.d.ring) * int(unsafe.Sizeof(loopSlot{})+8)
+		n += slots * int(unsafe.Sizeof(loopSlot{})+8)
 	}
 	return n
 }
