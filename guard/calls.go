@@ -212,7 +212,7 @@ func (r *Run) classify(j int32) {
 		rs := &r.steps[r.root(c.reqStep)].eff
 		call.RequestSpanID, call.Offered = rs.spanID, rs.model().Offered
 		if len(call.Offered) == 0 {
-			call.Offered = r.agentDefs
+			call.Offered = r.rareOrZero().agentDefs
 		}
 	}
 	if c.tool >= 0 {

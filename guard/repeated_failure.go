@@ -16,7 +16,7 @@ import (
 func (r *Run) onCallStatus(j int32) {
 	g := r.g.cfg.RepeatedFailure
 	c := &r.calls[j]
-	if !g.Enabled || c.status != callFailed || c.name == "" || r.tripped[RepeatedFailure] {
+	if !g.Enabled || c.status != callFailed || c.name == "" || r.Tripped(RepeatedFailure) {
 		return
 	}
 	newest, ok := r.lastOfTool.Get(c.name)

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"slices"
+	"sync"
 	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -24,6 +25,8 @@ type Guards struct {
 	sessionKeys []string
 	prices      priceTable
 	runBytes    int
+	// batches lends each AddRead (and CheckSession) its scratch room.
+	batches sync.Pool
 }
 
 // New returns the guards for cfg. cls is the classifier whose loop rule
@@ -38,7 +41,8 @@ func New(cfg Config, cls *classifier.Classifier, sessionKeys []string) (*Guards,
 		return nil, fmt.Errorf("guard: nil classifier")
 	}
 	return &Guards{cfg: cfg, classifier: cls, sessionKeys: slices.Clone(sessionKeys), prices: newPriceTable(cfg.Cost.Prices),
-		runBytes: int(unsafe.Sizeof(Run{})) + cls.NewLoopDetector().Bytes()}, nil
+		runBytes: int(unsafe.Sizeof(Run{})) + int(unsafe.Sizeof(runRare{})) + cls.NewLoopDetector().Bytes(),
+		batches:  sync.Pool{New: func() any { return new(batchState) }}}, nil
 }
 
 // Config returns the configuration.
@@ -95,7 +99,9 @@ func (g *Guards) Read(batch []Span) []Read {
 }
 
 // Run is the in-flight state of one trace: the guards' view of the run in
-// progress. Not safe for concurrent use.
+// progress. Not safe for concurrent use. A held trace keeps its run until
+// its root arrives: what few runs use is in rare, made on first use, and
+// what only a batch needs is lent for the batch (batch).
 type Run struct {
 	g *Guards
 
@@ -116,26 +122,80 @@ type Run struct {
 	// it (callRec.prevOfTool).
 	lastOfTool smallmap.Map[string, int32]
 
-	agentDefs []trajectory.ToolDef
-	hints     map[string]trajectory.ToolHints
-
 	loop      *classifier.LoopDetector
 	lastAdd   int32   // call added last, -1 none
 	notInLoop []int32 // calls not added to the loop detector yet
 
-	usage, reported recovery.Usage
-	lastUsageSpan   pcommon.SpanID
-	lastSpan        pcommon.SpanID
-	minStart        pcommon.Timestamp
-	maxEnd          pcommon.Timestamp
-	maxEndSpan      pcommon.SpanID
+	usage         recovery.Usage
+	lastUsageSpan pcommon.SpanID
+	lastSpan      pcommon.SpanID
 
-	service, agent                   string
-	cfgSession, resSession, convSess string
+	service, agent, convSess string
 
-	tripped map[Name]bool
-	out     []Trip  // trips of the batch being added
-	dirty   []int32 // steps merged into, to fold
+	rare  *runRare
+	batch *batchState // while a batch is added (AddRead, CheckSession)
+	// tripped has the bit of each guard that tripped (tripBit).
+	tripped uint8
+}
+
+// runRare is the part of a run's state that few runs use: the tool
+// definitions of an agent span, MCP hints, the session usage reported
+// (session budgets), the sessions the configured attributes name, the
+// span times (the wall-clock guard).
+type runRare struct {
+	agentDefs              []trajectory.ToolDef
+	hints                  map[string]trajectory.ToolHints
+	reported               recovery.Usage
+	cfgSession, resSession string
+	minStart, maxEnd       pcommon.Timestamp
+	maxEndSpan             pcommon.SpanID
+}
+
+// rareState is the run's rare part, made on first use.
+func (r *Run) rareState() *runRare {
+	if r.rare == nil {
+		r.rare = &runRare{}
+	}
+	return r.rare
+}
+
+// noRare is the rare part of a run that has none (read only).
+var noRare runRare
+
+// rareOrZero is the run's rare part for reading.
+func (r *Run) rareOrZero() *runRare {
+	if r.rare == nil {
+		return &noRare
+	}
+	return r.rare
+}
+
+// batchState is the scratch room of one batch: the trips it found, the
+// steps merges changed (to fold), the spans' order.
+type batchState struct {
+	out   []Trip
+	dirty []int32
+	order []int
+}
+
+// beginBatch lends the run a batch's scratch room.
+func (r *Run) beginBatch() {
+	r.batch = r.g.batches.Get().(*batchState)
+}
+
+// endBatch returns the batch's trips (nil when none) and gives its room
+// back.
+func (r *Run) endBatch() []Trip {
+	b := r.batch
+	r.batch = nil
+	var out []Trip
+	if len(b.out) > 0 {
+		out = slices.Clone(b.out)
+	}
+	clear(b.out) // the pool must not keep the trips' texts
+	b.out, b.dirty, b.order = b.out[:0], b.dirty[:0], b.order[:0]
+	r.g.batches.Put(b)
+	return out
 }
 
 type spanNode struct {
@@ -145,11 +205,12 @@ type spanNode struct {
 
 // stepRec is one call (LLM or tool) as its spans read so far. A held
 // trace keeps one per step span until its root arrives: what only some
-// calls have is behind extra.
+// calls have is behind extra. The outermost span of the call, whose parent
+// chain links it upwards, is eff's span (merging keeps the outer span's
+// ID).
 type stepRec struct {
 	eff   heldStep // the readings of the call's spans merged as Build merges them
 	usage recovery.Usage
-	top   pcommon.SpanID // outermost span, whose parent chain links it upwards
 	extra *stepExtra
 	// merged is the step this one was merged into, -1 none; call (tool
 	// steps) is the step's call, -1 none yet.
@@ -166,7 +227,7 @@ type stepRec struct {
 type stepExtra struct {
 	// parts and ids are the readings and IDs of the spans of the call,
 	// outermost first, kept only once there are two (most calls have one
-	// span: then eff is its reading and top its ID, and keeping the
+	// span: then eff is its reading and its ID, and keeping the
 	// reading twice would double what a held step costs).
 	parts []heldStep
 	ids   []pcommon.SpanID
@@ -219,11 +280,12 @@ func (r *Run) Add(batch []Span) []Trip { return r.AddRead(r.g.Read(batch)) }
 
 // AddRead is Add for spans read earlier (Guards.Read).
 func (r *Run) AddRead(reads []Read) []Trip {
-	r.out = r.out[:0]
-	order := make([]int, len(reads))
-	for i := range order {
-		order[i] = i
+	r.beginBatch()
+	order := r.batch.order[:0]
+	for i := range reads {
+		order = append(order, i)
 	}
+	r.batch.order = order
 	slices.SortStableFunc(order, func(a, b int) int {
 		if c := cmp.Compare(reads[a].end, reads[b].end); c != 0 {
 			return c
@@ -235,22 +297,37 @@ func (r *Run) AddRead(reads []Read) []Trip {
 	}
 	r.checkRunBudgets()
 	r.checkWallClock()
-	if len(r.out) == 0 {
-		return nil
-	}
-	return slices.Clone(r.out)
+	return r.endBatch()
 }
 
 // Tripped reports whether guard n already tripped on this run.
-func (r *Run) Tripped(n Name) bool { return r.tripped[n] }
+func (r *Run) Tripped(n Name) bool { return r.tripped&tripBit(n) != 0 }
 
-// trip records a trip unless the guard already tripped on this run.
+// tripBit is guard n's bit in Run.tripped.
+func tripBit(n Name) uint8 {
+	switch n {
+	case Loop:
+		return 1 << 0
+	case RepeatedFailure:
+		return 1 << 1
+	case Tokens:
+		return 1 << 2
+	case Cost:
+		return 1 << 3
+	case WallClock:
+		return 1 << 4
+	}
+	panic("guard: unknown guard " + string(n))
+}
+
+// trip records a trip of the batch being added unless the guard already
+// tripped on this run.
 func (r *Run) trip(t Trip) {
-	if r.tripped[t.Guard] {
+	if r.Tripped(t.Guard) {
 		return
 	}
-	set(&r.tripped, t.Guard, true)
-	r.out = append(r.out, t)
+	r.tripped |= tripBit(t.Guard)
+	r.batch.out = append(r.batch.out, t)
 }
 
 // Service, Agent and Session identify the run as far as its spans so far
@@ -260,11 +337,12 @@ func (r *Run) trip(t Trip) {
 func (r *Run) Service() string { return r.service }
 func (r *Run) Agent() string   { return r.agent }
 func (r *Run) Session() string {
+	rare := r.rareOrZero()
 	switch {
-	case r.cfgSession != "":
-		return r.cfgSession
-	case r.resSession != "":
-		return r.resSession
+	case rare.cfgSession != "":
+		return rare.cfgSession
+	case rare.resSession != "":
+		return rare.resSession
 	}
 	return r.convSess
 }
@@ -275,7 +353,7 @@ func (r *Run) LastSpan() pcommon.SpanID { return r.lastSpan }
 // NonIdempotent says whether the tool definitions seen so far mark tool as
 // not idempotent (MCP annotations), and why.
 func (r *Run) NonIdempotent(tool string) (string, bool) {
-	h, ok := r.hints[tool]
+	h, ok := r.rareOrZero().hints[tool]
 	if !ok {
 		return "", false
 	}
@@ -289,11 +367,14 @@ func (r *Run) addSpan(s *Read) {
 	}
 	r.lastSpan = id
 	r.identify(s)
-	if s.start != 0 && (r.minStart == 0 || s.start < r.minStart) {
-		r.minStart = s.start
-	}
-	if s.end > r.maxEnd {
-		r.maxEnd, r.maxEndSpan = s.end, id
+	if r.g.cfg.WallClock.MaxPerRun > 0 {
+		rare := r.rareState()
+		if s.start != 0 && (rare.minStart == 0 || s.start < rare.minStart) {
+			rare.minStart = s.start
+		}
+		if s.end > rare.maxEnd {
+			rare.maxEnd, rare.maxEndSpan = s.end, id
+		}
 	}
 	rd := &s.read
 	if r.agent == "" {
@@ -320,7 +401,7 @@ func (r *Run) addSpan(s *Read) {
 		r.steps[k].addParts([]heldStep{holdStep(&rd.Step)}, []pcommon.SpanID{id})
 	} else {
 		k = int32(len(r.steps))
-		r.steps = append(r.steps, &stepRec{eff: holdStep(&rd.Step), status: s.status, merged: -1, top: id, call: -1})
+		r.steps = append(r.steps, &stepRec{eff: holdStep(&rd.Step), status: s.status, merged: -1, call: -1})
 		if !ok {
 			r.waitOn(node.parent, k)
 		}
@@ -335,9 +416,10 @@ func (r *Run) addSpan(s *Read) {
 
 // foldDirty folds the steps that merges changed.
 func (r *Run) foldDirty() {
-	for len(r.dirty) > 0 {
-		d := r.dirty[len(r.dirty)-1]
-		r.dirty = r.dirty[:len(r.dirty)-1]
+	b := r.batch
+	for len(b.dirty) > 0 {
+		d := b.dirty[len(b.dirty)-1]
+		b.dirty = b.dirty[:len(b.dirty)-1]
 		r.fold(r.root(d))
 	}
 }
@@ -347,11 +429,15 @@ func (r *Run) identify(s *Read) {
 	if r.service == "" {
 		r.service = s.service
 	}
-	if r.cfgSession == "" {
-		r.cfgSession = s.cfgSession
+	if s.cfgSession == "" && s.resSession == "" {
+		return
 	}
-	if r.resSession == "" {
-		r.resSession = s.resSession
+	rare := r.rareState()
+	if rare.cfgSession == "" {
+		rare.cfgSession = s.cfgSession
+	}
+	if rare.resSession == "" {
+		rare.resSession = s.resSession
 	}
 }
 
@@ -453,7 +539,7 @@ func (r *Run) mergeInto(k, w int32) {
 	sk.reqDone = sk.reqDone || sw.reqDone
 	sk.resDone = sk.resDone || sw.resDone
 	r.recompute(k)
-	r.dirty = append(r.dirty, k)
+	r.batch.dirty = append(r.batch.dirty, k)
 	// Requested calls and results the nested span brought stay with
 	// their calls; re-point them.
 	for i := range r.calls {
@@ -490,7 +576,7 @@ func (s *stepRec) allParts() []heldStep {
 // spanIDs are the IDs of the step's spans, in the order of allParts.
 func (s *stepRec) spanIDs() []pcommon.SpanID {
 	if s.extra == nil || s.extra.ids == nil {
-		return []pcommon.SpanID{s.top}
+		return []pcommon.SpanID{s.eff.spanID}
 	}
 	return s.extra.ids
 }
@@ -543,7 +629,7 @@ func (r *Run) fold(k int32) {
 		u := r.g.prices.usage(l.Model, l.InputTokens, l.OutputTokens, l.Cost)
 		r.usage = r.usage.Add(sub(u, s.usage))
 		if u != s.usage && !u.IsZero() {
-			r.lastUsageSpan = s.top
+			r.lastUsageSpan = s.eff.spanID
 		}
 		s.usage = u
 		r.noteTools(l.Offered, false)
@@ -556,16 +642,17 @@ func (r *Run) fold(k int32) {
 // noteTools keeps the hints of tool definitions (and the definitions an
 // agent span records, which LLM steps that record none were offered).
 func (r *Run) noteTools(defs []trajectory.ToolDef, agent bool) {
-	if agent && len(defs) > 0 && len(r.agentDefs) == 0 {
-		r.agentDefs = defs
+	if agent && len(defs) > 0 && len(r.rareOrZero().agentDefs) == 0 {
+		r.rareState().agentDefs = defs
 	}
 	for i := range defs {
 		d := &defs[i]
 		if d.Hints == (trajectory.ToolHints{}) {
 			continue
 		}
-		if _, ok := r.hints[d.Name]; ok || len(r.hints) < maxHintedTools {
-			set(&r.hints, d.Name, d.Hints)
+		rare := r.rareState()
+		if _, ok := rare.hints[d.Name]; ok || len(rare.hints) < maxHintedTools {
+			set(&rare.hints, d.Name, d.Hints)
 		}
 	}
 }
@@ -584,7 +671,7 @@ func (r *Run) ReadStep(id pcommon.SpanID, st *trajectory.Step) bool {
 	}
 	s := r.steps[n.step]
 	if s.extra == nil || s.extra.parts == nil {
-		if s.top == id && (s.extra == nil || s.extra.ids == nil) {
+		if s.eff.spanID == id && (s.extra == nil || s.extra.ids == nil) {
 			s.eff.step(st)
 			return true
 		}

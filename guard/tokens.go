@@ -39,23 +39,26 @@ func (r *Run) checkRunBudgets() {
 func (r *Run) Usage() recovery.Usage { return r.usage }
 
 // Unreported is the usage not yet reported to the session (see Reported).
-func (r *Run) Unreported() recovery.Usage { return sub(r.usage, r.reported) }
+func (r *Run) Unreported() recovery.Usage { return sub(r.usage, r.rareOrZero().reported) }
 
 // MarkReported records that u more of the run's usage was added to its
 // session's.
-func (r *Run) MarkReported(u recovery.Usage) { r.reported = r.reported.Add(u) }
+func (r *Run) MarkReported(u recovery.Usage) {
+	if u.IsZero() {
+		return
+	}
+	rare := r.rareState()
+	rare.reported = rare.reported.Add(u)
+}
 
 // Reported is the usage reported to the session so far.
-func (r *Run) Reported() recovery.Usage { return r.reported }
+func (r *Run) Reported() recovery.Usage { return r.rareOrZero().reported }
 
 // CheckSession checks the per-session limits against the session's total
 // (this run's reported usage included) and returns the guards it tripped.
 func (r *Run) CheckSession(total recovery.Usage) []Trip {
-	r.out = r.out[:0]
+	r.beginBatch()
 	r.checkTokens(total.Tokens, r.g.cfg.Tokens.MaxPerSession, "session")
 	r.checkCost(total.Cost, r.g.cfg.Cost.MaxPerSession, "session")
-	if len(r.out) == 0 {
-		return nil
-	}
-	return append([]Trip(nil), r.out...)
+	return r.endBatch()
 }

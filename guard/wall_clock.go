@@ -12,13 +12,17 @@ import (
 
 func (r *Run) checkWallClock() {
 	limit := r.g.cfg.WallClock.MaxPerRun
-	if limit <= 0 || r.minStart == 0 || r.maxEnd <= r.minStart {
+	if limit <= 0 || r.rare == nil {
 		return
 	}
-	d := time.Duration(r.maxEnd - r.minStart)
+	c := r.rare
+	if c.minStart == 0 || c.maxEnd <= c.minStart {
+		return
+	}
+	d := time.Duration(c.maxEnd - c.minStart)
 	if d <= limit {
 		return
 	}
-	r.trip(budgetTrip(WallClock, r.maxEndSpan,
+	r.trip(budgetTrip(WallClock, c.maxEndSpan,
 		fmt.Sprintf("run has been going for %s, wall_clock.max_per_run is %s", d.Round(time.Millisecond), limit)))
 }
