@@ -23,10 +23,10 @@ func (r *Run) llmStep(k int32) {
 	s := r.steps[k]
 	l := s.eff.model()
 	var fedOnly []int32
-	if !s.resDone && len(l.InputResults) > 0 {
+	if in := l.InputResults(); !s.resDone && len(in) > 0 {
 		s.resDone = true
-		for i := range l.InputResults {
-			if j, created := r.takeResult(k, &l.InputResults[i]); created {
+		for i := range in {
+			if j, created := r.takeResult(k, &in[i]); created {
 				fedOnly = append(fedOnly, j)
 			}
 		}
@@ -47,14 +47,14 @@ func (r *Run) llmStep(k int32) {
 	for _, j := range fedOnly {
 		r.addToLoop(j)
 	}
-	if !s.reqDone && len(l.Requested) > 0 {
+	if !s.reqDone && len(l.Requested()) > 0 {
 		s.reqDone = true
 		r.requests(k)
 	}
-	if !s.ownDone && len(l.ToolResults) > 0 {
+	if own := l.ToolResults(); !s.ownDone && len(own) > 0 {
 		s.ownDone = true
-		for i := range l.ToolResults {
-			if j, created := r.takeResult(k, &l.ToolResults[i]); created {
+		for i := range own {
+			if j, created := r.takeResult(k, &own[i]); created {
 				r.addToLoop(j)
 			}
 		}
@@ -67,7 +67,7 @@ func (r *Run) llmStep(k int32) {
 func (r *Run) requests(k int32) {
 	s := r.steps[k]
 	early := s.takeEarly(nil)
-	requested := s.eff.model().Requested
+	requested := s.eff.model().Requested()
 requests:
 	for i := range requested {
 		rc := requested[i]
@@ -210,7 +210,7 @@ func (r *Run) classify(j int32) {
 	call := classifier.Call{Request: c.req, Result: c.result}
 	if c.reqStep >= 0 {
 		rs := &r.steps[r.root(c.reqStep)].eff
-		call.RequestSpanID, call.Offered = rs.spanID, rs.model().Offered
+		call.RequestSpanID, call.Offered = rs.spanID, rs.model().Offered()
 		if len(call.Offered) == 0 {
 			call.Offered = r.rareOrZero().agentDefs
 		}

@@ -1,6 +1,8 @@
 package guard
 
 import (
+	"unsafe"
+
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/triage-otel/triage/trajectory"
@@ -32,17 +34,60 @@ type heldTool struct {
 	ToolName, ToolCallID, Arguments, Result string
 }
 
+// heldLLM is the model-call group. Its lists are kept as heldLists: a
+// held reading is only read, so a list needs no capacity, and five
+// lengths of 4 bytes take the room of two and a half (144 B in all, was
+// 192 B with five slice headers).
 type heldLLM struct {
-	Model, Provider string
-	FinishReasons   []string
-	Requested       []trajectory.ToolCall
-	Offered         []trajectory.ToolDef
-	InputResults    []trajectory.ToolResult
-	ToolResults     []trajectory.ToolResult
-	OutputText      string
-	InputTokens     int64
-	OutputTokens    int64
-	Cost            float64
+	Model, Provider, OutputText string
+	finishReasons               *string
+	requested                   *trajectory.ToolCall
+	offered                     *trajectory.ToolDef
+	inputResults, toolResults   *trajectory.ToolResult
+	lens                        [5]uint32 // of the lists above, in their order
+	InputTokens, OutputTokens   int64
+	Cost                        float64
+}
+
+// The lists of a heldLLM, in the order of its lens.
+const (
+	listFinishReasons = iota
+	listRequested
+	listOffered
+	listInputResults
+	listToolResults
+)
+
+// holdList keeps list s as its first element's address (nil for a nil
+// slice, non-nil for an empty one, as unsafe.SliceData gives them) and its
+// length in *n. Lists longer than 2³²-1 do not occur: a span's attribute
+// values are bounded far below that.
+func holdList[T any](s []T, n *uint32) *T {
+	*n = uint32(len(s))
+	return unsafe.SliceData(s)
+}
+
+// heldList is the list holdList kept: the same elements (not copied), its
+// capacity its length.
+func heldList[T any](p *T, n uint32) []T {
+	if p == nil {
+		return nil
+	}
+	return unsafe.Slice(p, n)
+}
+
+func (l *heldLLM) FinishReasons() []string {
+	return heldList(l.finishReasons, l.lens[listFinishReasons])
+}
+func (l *heldLLM) Requested() []trajectory.ToolCall {
+	return heldList(l.requested, l.lens[listRequested])
+}
+func (l *heldLLM) Offered() []trajectory.ToolDef { return heldList(l.offered, l.lens[listOffered]) }
+func (l *heldLLM) InputResults() []trajectory.ToolResult {
+	return heldList(l.inputResults, l.lens[listInputResults])
+}
+func (l *heldLLM) ToolResults() []trajectory.ToolResult {
+	return heldList(l.toolResults, l.lens[listToolResults])
 }
 
 type heldErrs struct {
@@ -103,9 +148,14 @@ func holdStep(st *trajectory.Step) heldStep {
 		h.errs = &heldErrs{StatusMessage: st.StatusMessage, Errors: st.Errors, HTTPStatus: st.HTTPStatus, JSONRPCCode: st.JSONRPCCode}
 	}
 	if g.llm {
-		h.llm = &heldLLM{Model: st.Model, Provider: st.Provider, FinishReasons: st.FinishReasons, Requested: st.Requested,
-			Offered: st.Offered, InputResults: st.InputResults, ToolResults: st.ToolResults, OutputText: st.OutputText,
+		l := &heldLLM{Model: st.Model, Provider: st.Provider, OutputText: st.OutputText,
 			InputTokens: st.InputTokens, OutputTokens: st.OutputTokens, Cost: st.Cost}
+		l.finishReasons = holdList(st.FinishReasons, &l.lens[listFinishReasons])
+		l.requested = holdList(st.Requested, &l.lens[listRequested])
+		l.offered = holdList(st.Offered, &l.lens[listOffered])
+		l.inputResults = holdList(st.InputResults, &l.lens[listInputResults])
+		l.toolResults = holdList(st.ToolResults, &l.lens[listToolResults])
+		h.llm = l
 	}
 	for _, f := range [...]struct {
 		set  bool
@@ -144,8 +194,8 @@ func (h *heldStep) step(st *trajectory.Step) {
 		st.StatusMessage, st.Errors, st.HTTPStatus, st.JSONRPCCode = e.StatusMessage, e.Errors, e.HTTPStatus, e.JSONRPCCode
 	}
 	if l := h.llm; l != nil {
-		st.Model, st.Provider, st.FinishReasons, st.Requested, st.Offered = l.Model, l.Provider, l.FinishReasons, l.Requested, l.Offered
-		st.InputResults, st.ToolResults, st.OutputText = l.InputResults, l.ToolResults, l.OutputText
+		st.Model, st.Provider, st.FinishReasons, st.Requested, st.Offered = l.Model, l.Provider, l.FinishReasons(), l.Requested(), l.Offered()
+		st.InputResults, st.ToolResults, st.OutputText = l.InputResults(), l.ToolResults(), l.OutputText
 		st.InputTokens, st.OutputTokens, st.Cost = l.InputTokens, l.OutputTokens, l.Cost
 	}
 }

@@ -632,7 +632,7 @@ func (r *Run) fold(k int32) {
 			r.lastUsageSpan = s.eff.spanID
 		}
 		s.usage = u
-		r.noteTools(l.Offered, false)
+		r.noteTools(l.Offered(), false)
 		r.llmStep(k)
 		return
 	}
