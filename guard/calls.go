@@ -70,12 +70,14 @@ func (r *Run) requests(k int32) {
 	requested := s.eff.model().Requested()
 requests:
 	for i := range requested {
-		rc := requested[i]
+		// The call points into the step's held list (no copy: the run
+		// only reads it, as it reads the step's other readings).
+		rc := &requested[i]
 		if rc.ID != "" {
 			if j, ok := r.byID.Get(rc.ID); ok {
 				c := &r.calls[j]
 				if c.reqStep < 0 {
-					c.req, c.reqStep = &rc, k
+					c.req, c.reqStep = rc, k
 					r.classify(j)
 				}
 				continue
@@ -84,13 +86,13 @@ requests:
 		for ei, j := range early {
 			c := &r.calls[j]
 			if c.reqStep < 0 && c.name == rc.Name && (c.id == "" || rc.ID == "") && r.steps[r.root(c.tool)].eff.start >= s.eff.start {
-				c.req, c.reqStep = &rc, k
+				c.req, c.reqStep = rc, k
 				early = append(early[:ei], early[ei+1:]...)
 				r.classify(j)
 				continue requests
 			}
 		}
-		j := r.newCall(callRec{name: rc.Name, id: rc.ID, req: &rc, reqStep: k, tool: -1, resultStep: -1})
+		j := r.newCall(callRec{name: rc.Name, id: rc.ID, req: rc, reqStep: k, tool: -1, resultStep: -1})
 		r.pending = append(r.pending, j)
 	}
 }
