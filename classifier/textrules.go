@@ -173,30 +173,17 @@ func startsWithLiteral(src string) bool {
 }
 
 // groupEnd is the index of the ')' that closes the group src opens with,
-// -1 when there is none (escapes and character classes read as
-// splitAlternatives reads them).
+// -1 when there is none (read as splitAlternatives reads the source).
 func groupEnd(src string) int {
-	depth, inClass := 0, false
-	for i := 0; i < len(src); i++ {
-		switch c := src[i]; {
-		case c == '\\':
-			i++
-		case inClass:
-			if c == ']' {
-				inClass = false
-			}
-		case c == '[':
-			inClass = true
-		case c == '(':
-			depth++
-		case c == ')':
-			depth--
-			if depth == 0 {
-				return i
-			}
+	end := -1
+	eachOutsideClass(src, func(i int, c byte, depth int) bool {
+		if c == ')' && depth == 0 {
+			end = i
+			return false
 		}
-	}
-	return -1
+		return true
+	})
+	return end
 }
 
 // ruleKeys is the scanner of every rule's keys and of the literals the
@@ -312,7 +299,22 @@ func foldSafeNode(re *syntax.Regexp) bool {
 // splitAlternatives splits a regular expression at its top-level '|'.
 func splitAlternatives(src string) []string {
 	var out []string
-	depth, inClass, start := 0, false, 0
+	start := 0
+	eachOutsideClass(src, func(i int, c byte, depth int) bool {
+		if c == '|' && depth == 0 {
+			out = append(out, src[start:i])
+			start = i + 1
+		}
+		return true
+	})
+	return append(out, src[start:])
+}
+
+// eachOutsideClass calls f with each byte of an expression's source that
+// is neither escaped nor in a character class, and the depth of groups
+// after it; it stops when f returns false.
+func eachOutsideClass(src string, f func(i int, c byte, depth int) bool) {
+	depth, inClass := 0, false
 	for i := 0; i < len(src); i++ {
 		switch c := src[i]; {
 		case c == '\\':
@@ -323,16 +325,17 @@ func splitAlternatives(src string) []string {
 			}
 		case c == '[':
 			inClass = true
-		case c == '(':
-			depth++
-		case c == ')':
-			depth--
-		case c == '|' && depth == 0:
-			out = append(out, src[start:i])
-			start = i + 1
+		default:
+			if c == '(' {
+				depth++
+			} else if c == ')' {
+				depth--
+			}
+			if !f(i, c, depth) {
+				return
+			}
 		}
 	}
-	return append(out, src[start:])
 }
 
 const (
