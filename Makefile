@@ -30,11 +30,13 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzRedactor$$' -fuzztime=$(FUZZTIME) ./recovery
 	$(GO) test -run='^$$' -fuzz='^FuzzDecideInput$$' -fuzztime=$(FUZZTIME) ./recovery
 	$(GO) test -run='^$$' -fuzz='^FuzzDecisionJSON$$' -fuzztime=$(FUZZTIME) ./recovery
+	$(GO) test -run='^$$' -fuzz='^FuzzJSONString$$' -fuzztime=$(FUZZTIME) ./recovery
 	$(GO) test -run='^$$' -fuzz='^FuzzRedactPrefilter$$' -fuzztime=$(FUZZTIME) ./recovery
 	$(GO) test -run='^$$' -fuzz='^FuzzBatchSplits$$' -fuzztime=$(FUZZTIME) ./guard
 	$(GO) test -run='^$$' -fuzz='^FuzzConsumeTraces$$' -fuzztime=$(FUZZTIME) ./processor/triageprocessor
 	$(GO) test -run='^$$' -fuzz='^FuzzConsumeLogs$$' -fuzztime=$(FUZZTIME) ./processor/triageprocessor
 	$(GO) test -run='^$$' -fuzz='^FuzzInFlightBatchSplits$$' -fuzztime=$(FUZZTIME) ./processor/triageprocessor
+	$(GO) test -run='^$$' -fuzz='^FuzzAttrWriter$$' -fuzztime=$(FUZZTIME) ./processor/triageprocessor
 	$(GO) test -run='^$$' -fuzz='^FuzzConsumeTraces$$' -fuzztime=$(FUZZTIME) ./connector/triageconnector
 
 # The shared fixtures and corpora: the first shared/ holding DESIGN.md found

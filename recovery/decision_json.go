@@ -135,12 +135,44 @@ var jsonSafe = func() (t [utf8.RuneSelf]bool) {
 	return t
 }()
 
+const (
+	ones8  = 0x0101010101010101
+	highs8 = 0x8080808080808080
+)
+
+// unsafe8 tests eight bytes at once for what is not jsonSafe: a byte
+// with its high bit set (not ASCII), one below 0x20, '"' or '&' (0x22,
+// 0x26: 0x22 but for bit 0x04), '<' or '>' (0x3c, 0x3e: 0x3c but for bit
+// 0x02), '\\'. Each test finds whether some byte of a word is zero
+// ((v - ones) &^ v has its high bit set exactly then) or below 0x20.
+// The result has a high bit set when some byte of x is not jsonSafe, and
+// only then (bits above the first such byte may be set too).
+func unsafe8(x uint64) uint64 {
+	quoteAmp := (x ^ 0x22*ones8) &^ (0x04 * ones8)
+	angles := (x ^ 0x3c*ones8) &^ (0x02 * ones8)
+	backslash := x ^ 0x5c*ones8
+	return x | (x-0x20*ones8)&^x |
+		(quoteAmp-ones8)&^quoteAmp | (angles-ones8)&^angles | (backslash-ones8)&^backslash
+}
+
 // appendJSONString is encoding/json's string encoding (appendString with
 // escapeHTML).
 func appendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Most text is safe ASCII: skip it eight bytes at a time.
+		for ; i+8 <= len(s); i += 8 {
+			w := s[i : i+8]
+			x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+				uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+			if unsafe8(x)&highs8 != 0 {
+				break
+			}
+		}
+		if i >= len(s) {
+			break
+		}
 		if c := s[i]; c < utf8.RuneSelf {
 			if jsonSafe[c] {
 				i++

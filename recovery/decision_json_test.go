@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
@@ -134,6 +135,58 @@ func BenchmarkDecisionJSON(b *testing.B) {
 			if _, err := json.Marshal(d); err != nil {
 				b.Fatal(err)
 			}
+		}
+	})
+}
+
+// safe8 reports whether the 8 bytes of s are all jsonSafe, as
+// appendJSONString tests them.
+func safe8(s string) bool {
+	x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	return unsafe8(x)&highs8 == 0
+}
+
+// TestSafe8MatchesTable holds the eight-byte test of appendJSONString to
+// the byte table: every byte value at every position among safe bytes,
+// and every pair of byte values at two positions (a borrow from an
+// unsafe byte must not hide, or fake, another).
+func TestSafe8MatchesTable(t *testing.T) {
+	safe := func(c byte) bool { return c < utf8.RuneSelf && jsonSafe[c] }
+	for c := 0; c < 256; c++ {
+		for p := 0; p < 8; p++ {
+			b := []byte("abcdefgh")
+			b[p] = byte(c)
+			if got := safe8(string(b)); got != safe(byte(c)) {
+				t.Fatalf("byte %#x at %d: safe8 %v", c, p, got)
+			}
+		}
+	}
+	for c := 0; c < 256; c++ {
+		for d := 0; d < 256; d++ {
+			b := []byte("a~ zZ09.")
+			b[2], b[5] = byte(c), byte(d)
+			if got := safe8(string(b)); got != (safe(byte(c)) && safe(byte(d))) {
+				t.Fatalf("bytes %#x, %#x: safe8 %v", c, d, got)
+			}
+		}
+	}
+}
+
+// FuzzJSONString holds appendJSONString (its eight-byte skip above all) to
+// encoding/json's encoding of the same string.
+func FuzzJSONString(f *testing.F) {
+	for _, s := range awkward {
+		f.Add(s)
+	}
+	f.Add("0123456789abcdef<0123456789abcdef\u2028")
+	f.Fuzz(func(t *testing.T, s string) {
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendJSONString(nil, s); !bytes.Equal(got, want) {
+			t.Fatalf("%q: got %s, want %s", s, got, want)
 		}
 	})
 }

@@ -325,12 +325,19 @@ func (e *Engine) normalize(in Input) (Input, error) {
 	in.Tool = e.redactor.Text(in.Tool)
 	in.Subgoal = e.redactor.Text(in.Subgoal)
 	in.CheckpointID = e.redactor.Text(in.CheckpointID)
-	in.Reason = e.redactor.Text(in.Reason)
+	reason := in.Reason
+	in.Reason = e.redactor.Text(reason)
 	ev := make([]Evidence, 0, len(in.Evidence))
 	for _, x := range in.Evidence {
 		x.Signal = e.redactor.Truncate(x.Signal)
 		x.Rule = e.redactor.Truncate(x.Rule)
-		x.Reason = e.redactor.Text(x.Reason)
+		if x.Reason == reason {
+			// The verdict's own evidence repeats its reason: redacted
+			// once (Text depends on its input alone).
+			x.Reason = in.Reason
+		} else {
+			x.Reason = e.redactor.Text(x.Reason)
+		}
 		ev = append(ev, x)
 	}
 	in.Evidence = ev

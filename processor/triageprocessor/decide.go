@@ -95,6 +95,8 @@ type traceAnnotations struct {
 	root     map[pcommon.SpanID][]annotation
 	buf      []annotation
 	evals    []evaluation
+	// w lays out a span's attributes (attrwrite.go).
+	w attrWriter
 }
 
 // Past these sizes a trace's annotations are not kept for reuse: one huge
@@ -127,6 +129,7 @@ func (t *traceAnnotations) release() {
 	t.buf, t.evals = t.buf[:0], t.evals[:0]
 	clear(t.incident)
 	clear(t.root)
+	t.w.reset()
 	traceAnnotationsPool.Put(t)
 }
 
@@ -185,21 +188,7 @@ func (t *traceAnnotations) annotate(span ptrace.Span) {
 	if !hasInc && !hasRoot {
 		return
 	}
-	attrs := span.Attributes()
-	attrs.EnsureCapacity(attrs.Len() + attributeCount(inc) + attributeCount(root))
-	for _, a := range inc {
-		a.apply(attrs)
-	}
-	if len(inc) > 0 && len(root) > 0 {
-		// The span is a run root and an incident: the keys they share
-		// describe the run, none may be left over from the incident.
-		for _, k := range sharedKeys {
-			attrs.Remove(k)
-		}
-	}
-	for _, a := range root {
-		a.apply(attrs)
-	}
+	t.w.annotate(span.Attributes(), inc, root)
 	addEvaluations(span, inc, root)
 }
 
