@@ -231,7 +231,11 @@ func TestTwoTiers(t *testing.T) {
 		time.Sleep(time.Until(stoppedAt.Add(reshardOutage)))
 		restart()
 	}
-	tiers.waitTier1Drained(t, decisionsTimeout)
+	// Count what is missing only when nothing is in flight any more (not
+	// at a fixed time after tier 1's queues emptied: tier 2 may still be
+	// deciding a healthy instance's trace then, slower under load).
+	replayed := time.Now()
+	queuesEmpty, settled := tiers.waitSettled(t, decisionsTimeout)
 	time.Sleep(quietPeriod)
 	out = tiers.readOutputs(t)
 	after := tiers.scrapeTier1(t)
@@ -293,9 +297,10 @@ func TestTwoTiers(t *testing.T) {
 			runsTwice++
 		}
 	}
-	t.Logf("pass 3 (resharding): %d spans of %d traces sent; tier-2 instance 0 (owner of %d traces) stopped %s into a %s replay, back %s later; tier 1: %v failed export attempts, %v spans given up after %s of retries (counted); %d spans missing, all of the stopped instance's traces; %d spans forwarded more than once (a retried batch goes again to the healthy instances); %d of its traces decided on both sides of the restart, %d decided without some of their spans, %d runs with two decisions; %d spans refused to the sender",
+	t.Logf("pass 3 (resharding): %d spans of %d traces sent; tier-2 instance 0 (owner of %d traces) stopped %s into a %s replay, back %s later; tier 1: %v failed export attempts, %v spans given up after %s of retries (counted); %d spans missing, all of the stopped instance's traces; %d spans forwarded more than once (a retried batch goes again to the healthy instances); %d of its traces decided on both sides of the restart, %d decided without some of their spans, %d runs with two decisions; %d spans refused to the sender; tier-1 queues empty %s after the replay, everything settled after %s",
 		len(re.sent), len(re.traces), len(victimTraces), replayLength/4, replayLength, restartedAt.Sub(stoppedAt).Round(100*time.Millisecond),
-		failedAttempts, dropped, tier1RetryBudget, len(missing), duplicated, twice, partial, runsTwice, len(re.refused))
+		failedAttempts, dropped, tier1RetryBudget, len(missing), duplicated, twice, partial, runsTwice, len(re.refused),
+		queuesEmpty.Sub(replayed).Round(100*time.Millisecond), settled.Sub(replayed).Round(100*time.Millisecond))
 
 	for _, inst := range tiers.all() {
 		inst.col.stop(t)
@@ -598,17 +603,60 @@ func (tt *twoTiers) waitDecisions(t *testing.T, hook *webhookReceiver, n int) {
 	}
 }
 
-// waitTier1Drained waits until both tier-1 sending queues are empty.
-func (tt *twoTiers) waitTier1Drained(t *testing.T, timeout time.Duration) {
+// waitSettled waits until nothing is in flight any more: every span and log
+// record a tier-1 instance accepted is settled by its loadbalancing exporter
+// (sent, or given up and counted in send_failed / enqueue_failed), and every
+// span a tier-2 instance accepted (or added: an in-flight decision's span)
+// is forwarded to its output (or counted: failed, invalid). Empty tier-1
+// sending queues are not that: a batch can still sit in tier 1's batch
+// processor, and tier 2 forwards a trace only once it is decided
+// (root_wait, decision_wait, then the decision itself, seconds under load).
+// Only after this is a span that reached no output lost rather than late;
+// a tier that loses spans without counting them never settles, and the test
+// fails here. It returns when the sending queues were first seen empty and
+// when everything had settled.
+func (tt *twoTiers) waitSettled(t *testing.T, timeout time.Duration) (queuesEmpty, settled time.Time) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
-		m := tt.scrapeTier1(t)
-		if m.sum("otelcol_exporter_queue_size", `exporter="loadbalancing"`) == 0 {
-			return
+		var unsettled []string
+		queued := 0.0
+		for i, inst := range tt.tier1 {
+			m := scrapeAll(t, []*tierInstance{inst})
+			queued += m.sum("otelcol_exporter_queue_size", `exporter="loadbalancing"`)
+			for _, sig := range []string{"spans", "log_records"} {
+				accepted := m.sum("otelcol_receiver_accepted_"+sig, `receiver="otlp"`)
+				out := m.sum("otelcol_exporter_sent_"+sig, `exporter="loadbalancing"`) +
+					m.sum("otelcol_exporter_send_failed_"+sig, `exporter="loadbalancing"`) +
+					m.sum("otelcol_exporter_enqueue_failed_"+sig, `exporter="loadbalancing"`)
+				if out != accepted {
+					unsettled = append(unsettled, fmt.Sprintf("tier-1 instance %d: %v %s accepted, %v sent or counted as failed", i, accepted, sig, out))
+				}
+			}
+		}
+		if queued == 0 && queuesEmpty.IsZero() {
+			queuesEmpty = time.Now()
+		}
+		if len(unsettled) == 0 {
+			for i, inst := range tt.tier2 {
+				m := scrapeAll(t, []*tierInstance{inst})
+				// in: what tier 1 sent it, plus the decision span of every
+				// in-flight decision (an added span); out: its output.
+				accepted := m.sum("otelcol_receiver_accepted_spans", `receiver="otlp"`) + m.sum("otelcol_processor_triage_in_flight_decisions")
+				out := m.sum("otelcol_exporter_sent_spans", `exporter="file"`) +
+					m.sum("otelcol_exporter_send_failed_spans", `exporter="file"`) +
+					m.sum("otelcol_exporter_enqueue_failed_spans", `exporter="file"`) +
+					m.sum("otelcol_processor_triage_spans_invalid")
+				if out != accepted {
+					unsettled = append(unsettled, fmt.Sprintf("tier-2 instance %d: %v spans accepted or added, %v forwarded or counted as failed", i, accepted, out))
+				}
+			}
+		}
+		if len(unsettled) == 0 {
+			return queuesEmpty, time.Now()
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("tier-1 sending queues not empty after %s", timeout)
+			t.Fatalf("after %s, not every span is forwarded or counted as dropped (lost uncounted, or still in flight): %v", timeout, unsettled)
 		}
 		time.Sleep(300 * time.Millisecond)
 	}
