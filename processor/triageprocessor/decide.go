@@ -281,12 +281,14 @@ func (p *triageProcessor) classifyTrace(ctx context.Context, h *heldTrace) *clas
 	// The in-flight watch ends first: Build takes over the steps the
 	// guards read.
 	inFlight := closeInFlight(h)
-	opts := append(h.buildOptions(), trajectory.WithIndex(&ct.index))
-	opts = append(opts, inFlight.buildOptions()...)
-	if p.recovery != nil {
-		opts = append(opts, trajectory.WithSessionKeys(p.recovery.sessionAttrs...))
+	if h.built != nil {
+		// Built by the check that found its runs over (early.go).
+		ct.runs, ct.index = h.built.runs, h.built.index
+		h.built = nil
+	} else {
+		opts := append(p.decisionBuildOptions(h, &ct.index), inFlight.buildOptions()...)
+		ct.runs = trajectory.Build(h.td, opts...)
 	}
-	ct.runs = trajectory.Build(h.td, opts...)
 	p.recordJoinedLogs(ctx, h)
 	p.reportUsage(ctx, &inFlight, ct.runs)
 	ct.inFlight = inFlight.decisions
@@ -302,6 +304,32 @@ func (p *triageProcessor) classifyTrace(ctx context.Context, h *heldTrace) *clas
 		ct.verdicts[i] = ct.classifiers[i].Classify(run, ct.extras[i]...)
 	}
 	return ct
+}
+
+// decisionBuildOptions are the options of a trace's Build for its
+// decision, besides the in-flight guards' readings (which only spare Build
+// reading spans again: the runs are the same without them).
+func (p *triageProcessor) decisionBuildOptions(h *heldTrace, index *trajectory.SpanIndex) []trajectory.Option {
+	opts := append(h.buildOptions(), trajectory.WithIndex(index))
+	if p.recovery != nil {
+		opts = append(opts, trajectory.WithSessionKeys(p.recovery.sessionAttrs...))
+	}
+	return opts
+}
+
+// builtTrace is a trace's runs built before its decision, with the index
+// of the spans Build read.
+type builtTrace struct {
+	runs  []trajectory.Run
+	index trajectory.SpanIndex
+}
+
+// buildForDecision builds h's runs as its decision builds them, without
+// the in-flight guards' readings (the guards still watch the trace).
+func (p *triageProcessor) buildForDecision(h *heldTrace) *builtTrace {
+	b := &builtTrace{}
+	b.runs = trajectory.Build(h.td, p.decisionBuildOptions(h, &b.index)...)
+	return b
 }
 
 // annotateTrace turns the verdicts into annotations (and recovery

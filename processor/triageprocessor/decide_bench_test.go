@@ -122,3 +122,96 @@ func hasRoot(td ptrace.Traces) bool {
 	eachSpan(td, func(_ ptrace.ResourceSpans, s ptrace.Span) { root = root || s.ParentSpanID().IsEmpty() })
 	return root
 }
+
+// BenchmarkDecideRunEnded decides rootless runs whose spans show they are
+// over (the agent span ended in error), as the ticker decides them
+// settle_wait after their last span (early.go): the check and the decision.
+func BenchmarkDecideRunEnded(b *testing.B) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.Recovery.Enabled = true
+	p, err := newTriageProcessor(processortest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = p.Shutdown(context.Background()) }()
+	now := time.Unix(1_800_000_000, 0)
+	p.now = func() time.Time { return now }
+	ctx := context.Background()
+	template := rootlessBatch(1, rootlessAgent("agent failed: upstream returned 502 Bad Gateway", "upstream returned 502 Bad Gateway", false))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		td := ptrace.NewTraces()
+		template.CopyTo(td)
+		setTraceID(td, traceID(uint64(4_000_000+i)))
+		b.StartTimer()
+		if err := p.ConsumeTraces(ctx, td); err != nil {
+			b.Fatal(err)
+		}
+		now = now.Add(cfg.SettleWait + time.Millisecond)
+		p.decideExpired(ctx)
+	}
+	b.StopTimer()
+	if p.decided.len() < min(b.N, cfg.DecisionCacheSize) {
+		b.Fatalf("%d of %d traces decided", p.decided.len(), b.N)
+	}
+}
+
+// BenchmarkDecideRunEndedCaptures decides the rootless traces of the
+// shared captures as the defaults decide them (settle_wait 2 s before
+// decision_wait 30 s): each trace's spans arrive in one batch, the ticker
+// checks settle_wait later whether its runs are over (early.go) and decides
+// those (trigger run_ended); the others are decided when decision_wait
+// expires. One op is one pass over the rootless traces; run_ended/op is
+// how many took the early path. bench/'s configuration (decision_wait 1 s)
+// never reaches the check.
+func BenchmarkDecideRunEndedCaptures(b *testing.B) {
+	var traces []ptrace.Traces
+	for _, td := range captureFiles(b) {
+		groups, _ := groupByTrace(td, &ptrace.ProtoMarshaler{})
+		for _, g := range groups {
+			if !hasRoot(g.td) {
+				traces = append(traces, g.td)
+			}
+		}
+	}
+	cfg := createDefaultConfig().(*Config)
+	cfg.Recovery.Enabled = true
+	p, err := newTriageProcessor(processortest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = p.Shutdown(context.Background()) }()
+	now := time.Unix(1_800_000_000, 0)
+	p.now = func() time.Time { return now }
+	ctx := context.Background()
+	n := uint64(0)
+	ended := 0
+	growStack(8)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, tmpl := range traces {
+			b.StopTimer()
+			td := ptrace.NewTraces()
+			tmpl.CopyTo(td)
+			n++
+			setTraceID(td, traceID(5_000_000+n))
+			b.StartTimer()
+			if err := p.ConsumeTraces(ctx, td); err != nil {
+				b.Fatal(err)
+			}
+			now = now.Add(cfg.SettleWait + time.Millisecond)
+			p.decideExpired(ctx)
+			if p.held.Len() == 0 {
+				ended++
+			}
+			now = now.Add(cfg.DecisionWait)
+			p.decideExpired(ctx)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(ended)/float64(b.N), "run_ended/op")
+	b.ReportMetric(float64(len(traces)), "traces/op")
+}

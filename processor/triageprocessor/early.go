@@ -107,10 +107,16 @@ func (p *triageProcessor) decideEnded(now time.Time, toDecide []*heldTrace) ([]*
 				continue
 			}
 		}
-		if !runsEnded(h.td, h.buildOptions()) {
+		built := p.buildForDecision(h)
+		if !runsEnded(built.runs, h.td) {
 			h.ended.checked = h.lastSeen
 			continue
 		}
+		// The trace leaves the buffer with the runs just built: its
+		// decision reads them instead of building the same spans again
+		// (no span joins it from here on; late ones are annotated from the
+		// decision).
+		h.built = built
 		p.held.Remove(h.id)
 		dTraces, dSpans = dTraces-1, dSpans-h.spans
 		toDecide = append(toDecide, p.startDeciding(h, triggerRunEnded))
@@ -118,10 +124,9 @@ func (p *triageProcessor) decideEnded(now time.Time, toDecide []*heldTrace) ([]*
 	return toDecide, dTraces, dSpans
 }
 
-// runsEnded reports whether td holds runs, none with its root, and every
-// one of them shows it is over (see the top of this file).
-func runsEnded(td ptrace.Traces, opts []trajectory.Option) bool {
-	runs := trajectory.Build(td, opts...)
+// runsEnded reports whether runs (built from td) are some, none with its
+// root, and every one of them shows it is over (see the top of this file).
+func runsEnded(runs []trajectory.Run, td ptrace.Traces) bool {
 	if len(runs) == 0 {
 		return false
 	}

@@ -71,6 +71,9 @@ type heldTrace struct {
 	inflight *inFlight
 	// ended schedules the check of a trace without a root (early.go).
 	ended endedCheck
+	// built holds the runs of a trace the check found over, for its
+	// decision (set as it leaves the buffer).
+	built *builtTrace
 }
 
 type triageProcessor struct {
