@@ -26,6 +26,10 @@ import (
 // It reports whether it appended them to the span's own (false: written
 // with Put, or none to write).
 func (w *attrWriter) annotate(attrs pcommon.Map, inc, root []annotation) bool {
+	if attributeCount(inc)+attributeCount(root) < minRebuiltAnnotations {
+		applyAnnotations(attrs, inc, root)
+		return false
+	}
 	both := len(inc) > 0 && len(root) > 0
 	w.reset()
 	w.putAll(inc)
@@ -84,6 +88,14 @@ func applyAnnotations(attrs pcommon.Map, inc, root []annotation) {
 		a.apply(attrs)
 	}
 }
+
+// minRebuiltAnnotations is the fewest annotations for which a span's map
+// is rebuilt: Put costs grow with the square of the annotations, and a
+// rebuilt map is always a new array, where EnsureCapacity often finds room
+// left by the decoder (a receiver's slices grow by doubling). Incident
+// spans (about six annotations) are written with Put, run roots (a dozen
+// to two dozen) rebuilt.
+const minRebuiltAnnotations = 10
 
 // annotationPrefix starts every annotation key (package wire).
 const annotationPrefix = "triage."

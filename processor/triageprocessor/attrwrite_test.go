@@ -1,6 +1,7 @@
 package triageprocessor
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
 
@@ -77,7 +78,8 @@ func checkAttrWriter(t *testing.T, data []byte) bool {
 }
 
 func FuzzAttrWriter(f *testing.F) {
-	f.Add([]byte{0x0a, 4, 0x0b, 1, 0x40, 4, 0x41, 4, 0x42, 2, 0x44, 3, 0x80, 4, 0x81, 4, 0x84, 4, 0x85, 0})
+	f.Add([]byte{0x0a, 4, 0x0b, 1, 0x40, 4, 0x41, 4, 0x42, 2, 0x44, 3, 0x80, 4, 0x81, 4, 0x84, 4, 0x85, 0,
+		0x82, 4, 0x83, 1, 0x86, 4, 0x87, 2, 0x88, 4, 0x89, 4})
 	f.Add([]byte{0x00, 4, 0x40, 4, 0x80, 4})
 	f.Add([]byte{0x7f, 4, 0x80, 4})
 	f.Fuzz(func(t *testing.T, data []byte) { checkAttrWriter(t, data) })
@@ -87,20 +89,28 @@ func FuzzAttrWriter(f *testing.F) {
 // checks both paths are taken: spans without triage.* attributes rebuilt,
 // spans with one (or an unprefixed annotation key) written with Put.
 func TestAttrWriterMatchesPut(t *testing.T) {
+	// root annotations of ten distinct keys (0x80..0x89: verdict to
+	// root_missing), as strings.
+	var roots []byte
+	for k := byte(0); k < 10; k++ {
+		roots = append(roots, 0x80+k, 4)
+	}
+	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 	cases := []struct {
 		data []byte
 		fast bool
 	}{
 		// own attributes, incident annotations with a repeated key, root
-		// annotations overriding shared keys.
-		{[]byte{0x0a, 4, 0x0b, 1, 0x40, 4, 0x41, 4, 0x42, 2, 0x41, 5, 0x44, 3, 0x80, 4, 0x81, 4, 0x84, 4, 0x85, 0}, true},
-		// only an incident, only a root.
-		{[]byte{0x0a, 4, 0x41, 4, 0x44, 1}, true},
-		{[]byte{0x0c, 4, 0x80, 4, 0x87, 2}, true},
+		// annotations overriding the shared keys.
+		{cat([]byte{0x0a, 4, 0x0b, 1, 0x40, 4, 0x41, 4, 0x42, 2, 0x41, 5, 0x44, 3}, roots), true},
+		// only a root, with repeated keys and an evaluation.
+		{cat([]byte{0x0c, 4}, roots, []byte{0x81, 1, 0x85, 3, 0x80, 0}), true},
+		// few annotations: written with Put.
+		{[]byte{0x0a, 4, 0x41, 4, 0x44, 1, 0x80, 4}, false},
 		// the span already carries a triage.* key.
-		{[]byte{0x00, 4, 0x0a, 4, 0x40, 4, 0x80, 4}, false},
+		{cat([]byte{0x00, 4, 0x0a, 4, 0x40, 4}, roots), false},
 		// an annotation key without the prefix.
-		{[]byte{0x0a, 4, 0x7f, 4, 0x80, 4}, false},
+		{cat([]byte{0x0a, 4, 0x7f, 4}, roots), false},
 	}
 	for i, c := range cases {
 		if fast := checkAttrWriter(t, c.data); fast != c.fast {
