@@ -69,11 +69,7 @@ func BenchmarkAnnotateCaptures(b *testing.B) {
 	}
 	cfg := createDefaultConfig().(*Config)
 	cfg.Recovery.Enabled = true
-	p, err := newTriageProcessor(processortest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = p.Shutdown(context.Background()) }()
+	p := newBenchProcessor(b, cfg)
 	ctx := context.Background()
 	n := uint64(0)
 	growStack(8) // 8 frames of 64 KiB
@@ -129,11 +125,7 @@ func hasRoot(td ptrace.Traces) bool {
 func BenchmarkDecideRunEnded(b *testing.B) {
 	cfg := createDefaultConfig().(*Config)
 	cfg.Recovery.Enabled = true
-	p, err := newTriageProcessor(processortest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = p.Shutdown(context.Background()) }()
+	p := newBenchProcessor(b, cfg)
 	now := time.Unix(1_800_000_000, 0)
 	p.now = func() time.Time { return now }
 	ctx := context.Background()
@@ -178,11 +170,7 @@ func BenchmarkDecideRunEndedCaptures(b *testing.B) {
 	}
 	cfg := createDefaultConfig().(*Config)
 	cfg.Recovery.Enabled = true
-	p, err := newTriageProcessor(processortest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = p.Shutdown(context.Background()) }()
+	p := newBenchProcessor(b, cfg)
 	now := time.Unix(1_800_000_000, 0)
 	p.now = func() time.Time { return now }
 	ctx := context.Background()
@@ -214,4 +202,16 @@ func BenchmarkDecideRunEndedCaptures(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(ended)/float64(b.N), "run_ended/op")
 	b.ReportMetric(float64(len(traces)), "traces/op")
+}
+
+// newBenchProcessor is a processor at cfg's settings sending to a nop
+// consumer, shut down when the benchmark's run ends.
+func newBenchProcessor(b *testing.B, cfg *Config) *triageProcessor {
+	b.Helper()
+	p, err := newTriageProcessor(processortest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	return p
 }
