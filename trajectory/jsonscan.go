@@ -1,6 +1,10 @@
 package trajectory
 
-import "strings"
+import (
+	"encoding/binary"
+	"math/bits"
+	"strings"
+)
 
 // A validating JSON scanner that decodes nothing: it finds the elements of
 // an array and checks the syntax of the whole text (exactly what
@@ -227,16 +231,17 @@ func (sc *jsonScanner) number() bool {
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // str skips a string starting at its opening quote. Bytes that are not
-// quotes, backslashes or control characters are skipped eight at a time.
+// quotes, backslashes or control characters are skipped eight at a time;
+// the first byte that is one is found from the word's mask.
 func (sc *jsonScanner) str() bool {
 	s := sc.s
+	b := bytesOf(s)
 	i := sc.i + 1
 	for {
 		for i+8 <= len(s) {
-			w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-			if special(w) {
-				break
+			if m := specialMask(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				goto found
 			}
 			i += 8
 		}
@@ -246,6 +251,7 @@ func (sc *jsonScanner) str() bool {
 		if i >= len(s) {
 			return false
 		}
+	found:
 		switch s[i] {
 		case '"':
 			sc.i = i + 1
@@ -272,19 +278,22 @@ func (sc *jsonScanner) str() bool {
 	}
 }
 
-// special reports whether any byte of w is a quote, a backslash or below
-// 0x20 (the bytes a string scan must stop at).
-func special(w uint64) bool {
-	const (
-		ones  = 0x0101010101010101
-		highs = 0x8080808080808080
-	)
-	below := (w - 0x20*ones) &^ w & highs
-	q := w ^ ('"' * ones)
-	quote := (q - ones) &^ q & highs
-	b := w ^ ('\\' * ones)
-	backslash := (b - ones) &^ b & highs
-	return below|quote|backslash != 0
+const (
+	swarOnes  = 0x0101010101010101
+	swarHighs = 0x8080808080808080
+)
+
+// specialMask has the high bit of a byte of w (little-endian) set at least
+// for each quote, backslash or byte below 0x20 (the bytes a string scan must
+// stop at) and none below the first of them: borrows only carry upwards,
+// so the lowest set bit marks exactly the first such byte (0: none).
+func specialMask(w uint64) uint64 {
+	below := (w - 0x20*swarOnes) &^ w & swarHighs
+	q := w ^ ('"' * swarOnes)
+	quote := (q - swarOnes) &^ q & swarHighs
+	bs := w ^ ('\\' * swarOnes)
+	backslash := (bs - swarOnes) &^ bs & swarHighs
+	return below | quote | backslash
 }
 
 func isHex(c byte) bool {
@@ -340,12 +349,28 @@ func (sc *jsonScanner) skipValid() {
 // s[i] (len(s) when it does not close).
 func skipValidString(s string, i int) int {
 	start := i + 1
-	for i = start; i < len(s); i++ {
-		j := strings.IndexByte(s[i:], '"')
-		if j < 0 {
+	// Most strings are keys and short values: their first bytes are
+	// searched for a quote a word at a time; a long string goes on with
+	// strings.IndexByte.
+	b := bytesOf(s)
+	i = start
+	for n := 0; ; i++ {
+		for ; n < shortStringWords && i+8 <= len(s); n++ {
+			if m := quoteMask(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				goto quote
+			}
+			i += 8
+		}
+		if i >= len(s) {
 			return len(s)
 		}
-		i += j
+		if j := strings.IndexByte(s[i:], '"'); j < 0 {
+			return len(s)
+		} else {
+			i += j
+		}
+	quote:
 		// The quote closes the string unless an odd run of backslashes
 		// escapes it.
 		k := i
@@ -356,5 +381,14 @@ func skipValidString(s string, i int) int {
 			return i + 1
 		}
 	}
-	return len(s)
+}
+
+// shortStringWords is how many words skipValidString searches before it
+// calls strings.IndexByte.
+const shortStringWords = 2
+
+// quoteMask is specialMask for quotes only.
+func quoteMask(w uint64) uint64 {
+	q := w ^ ('"' * swarOnes)
+	return (q - swarOnes) &^ q & swarHighs
 }

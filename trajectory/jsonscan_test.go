@@ -74,3 +74,48 @@ func BenchmarkArrayElements(b *testing.B) {
 		}
 	})
 }
+
+// skipValidStringRef is skipValidString as it was before its word-at-a-time
+// search: the next quote by strings.IndexByte, escaped when an odd run of
+// backslashes precedes it.
+func skipValidStringRef(s string, i int) int {
+	start := i + 1
+	for i = start; i < len(s); i++ {
+		j := strings.IndexByte(s[i:], '"')
+		if j < 0 {
+			return len(s)
+		}
+		i += j
+		k := i
+		for k > start && s[k-1] == '\\' {
+			k--
+		}
+		if (i-k)%2 == 0 {
+			return i + 1
+		}
+	}
+	return len(s)
+}
+
+var skipStringCases = []string{
+	`""`, `"a"`, `"abcdefgh"`, `"abcdefghi"`, `"\\"`, `"\""`, `"abcdefg\"hij"`, `"abcdefgh\\\\"x`, `"\`, `"ab\`,
+	`"` + strings.Repeat(`a\"`, 20) + `"`, `"` + strings.Repeat("abcdefgh", 5) + `\\"`, `"` + strings.Repeat(`\\`, 17) + `"`,
+	`{"a":"b","c\"":"d\\","e":["` + strings.Repeat("x", 40) + `"]}`,
+}
+
+// FuzzSkipValidString holds skipValidString to its reference from every
+// quote of any text, valid JSON or not.
+func FuzzSkipValidString(f *testing.F) {
+	for _, s := range append(skipStringCases, scanCases...) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for i := 0; i < len(s); i++ {
+			if s[i] == '"' {
+				if got, want := skipValidString(s, i), skipValidStringRef(s, i); got != want {
+					t.Fatalf("skipValidString(%q, %d) = %d, want %d", s, i, got, want)
+				}
+			}
+		}
+	})
+}
