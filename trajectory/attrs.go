@@ -18,9 +18,76 @@ import (
 // allocate without bound.
 const MaxParsedJSONBytes = 4 << 20
 
+// attrMap is an attribute map with a signature of the keys it holds: Get
+// answers a key the signature does not have without scanning the map. A
+// span's readers look up dozens of keys by name, most of them absent (the
+// other conventions'), and each miss compared every key of the span.
+// The signature is four words (not an array) so that an attrMap is passed
+// in registers.
+type attrMap struct {
+	pcommon.Map
+	k0, k1, k2, k3 uint64 // bit keyBit(k) set for every key k (all bits: any key may be there)
+}
+
+// spanAttrs is m with the signature of its keys.
+func spanAttrs(m pcommon.Map) attrMap {
+	a := attrMap{Map: m}
+	m.Range(func(k string, _ pcommon.Value) bool {
+		b := keyBit(k)
+		switch w := uint64(1) << (b & 63); b >> 6 {
+		case 0:
+			a.k0 |= w
+		case 1:
+			a.k1 |= w
+		case 2:
+			a.k2 |= w
+		default:
+			a.k3 |= w
+		}
+		return true
+	})
+	return a
+}
+
+// anyAttrs is m without a signature (every Get scans it).
+func anyAttrs(m pcommon.Map) attrMap {
+	return attrMap{Map: m, k0: ^uint64(0), k1: ^uint64(0), k2: ^uint64(0), k3: ^uint64(0)}
+}
+
+// keyBit hashes a key to one of the signature's 256 bits from its length
+// and three of its bytes.
+func keyBit(k string) uint {
+	n := len(k)
+	if n == 0 {
+		return 0
+	}
+	h := uint32(n)*0x9E3779B1 ^ uint32(k[n-1])*0x85EBCA77 ^ uint32(k[n/2])*0xC2B2AE3D ^ uint32(k[n>>2])*0x27D4EB2F
+	return uint(h >> 24)
+}
+
+// Get is pcommon.Map.Get.
+func (a attrMap) Get(key string) (pcommon.Value, bool) {
+	b := keyBit(key)
+	var w uint64
+	switch b >> 6 {
+	case 0:
+		w = a.k0
+	case 1:
+		w = a.k1
+	case 2:
+		w = a.k2
+	default:
+		w = a.k3
+	}
+	if w&(1<<(b&63)) == 0 {
+		return pcommon.Value{}, false
+	}
+	return a.Map.Get(key)
+}
+
 // attrStr returns the attribute as a string; non-string values are rendered
 // (numbers, bools, and arrays/maps as JSON). Missing → "".
-func attrStr(m pcommon.Map, key string) string {
+func attrStr(m attrMap, key string) string {
 	v, ok := m.Get(key)
 	if !ok {
 		return ""
@@ -37,7 +104,7 @@ func valueStr(v pcommon.Value) string {
 }
 
 // firstStr returns the first non-empty attribute among keys.
-func firstStr(m pcommon.Map, keys ...string) string {
+func firstStr(m attrMap, keys ...string) string {
 	for _, k := range keys {
 		if s := attrStr(m, k); s != "" {
 			return s
@@ -48,7 +115,7 @@ func firstStr(m pcommon.Map, keys ...string) string {
 
 // attrInt reads an integer attribute that instrumentations record as int,
 // double or numeric string.
-func attrInt(m pcommon.Map, key string) (int64, bool) {
+func attrInt(m attrMap, key string) (int64, bool) {
 	v, ok := m.Get(key)
 	if !ok {
 		return 0, false
@@ -78,7 +145,7 @@ func valueInt(v pcommon.Value) (int64, bool) {
 
 // attrCost reads a non-negative, finite amount (a cost) recorded as a
 // double, an int or a numeric string; 0 when absent or unusable.
-func attrCost(m pcommon.Map, key string) float64 {
+func attrCost(m attrMap, key string) float64 {
 	v, ok := m.Get(key)
 	if !ok {
 		return 0
@@ -103,7 +170,7 @@ func attrCost(m pcommon.Map, key string) float64 {
 	return f
 }
 
-func firstInt(m pcommon.Map, keys ...string) (int64, bool) {
+func firstInt(m attrMap, keys ...string) (int64, bool) {
 	for _, k := range keys {
 		if n, ok := attrInt(m, k); ok {
 			return n, true
@@ -114,7 +181,7 @@ func firstInt(m pcommon.Map, keys ...string) (int64, bool) {
 
 // attrStrings reads a string-array attribute. Instrumentations record lists
 // as a real array, as a JSON array string, or as a single string.
-func attrStrings(m pcommon.Map, key string) []string {
+func attrStrings(m attrMap, key string) []string {
 	v, ok := m.Get(key)
 	if !ok {
 		return nil

@@ -24,7 +24,7 @@ const (
 // spanCtx is one span with the context its readers need.
 type spanCtx struct {
 	sp    ptrace.Span
-	attrs pcommon.Map
+	attrs attrMap // the span's
 	res   pcommon.Resource
 	scope string
 	logs  *logIndex // GenAI log events joined by span ID (logs.go); nil without logs
@@ -140,7 +140,7 @@ func (sc *buildScratch) build(td ptrace.Traces, opts []Option) []Run {
 				if tid := sp.TraceID(); cur < 0 || tids[cur] != tid {
 					cur, tids = sc.traceOrdinal(tids, tid)
 				}
-				nodes = append(nodes, node{c: spanCtx{sp: sp, attrs: sp.Attributes(), res: res, scope: scope, logs: logs, inputs: inputs},
+				nodes = append(nodes, node{c: spanCtx{sp: sp, attrs: spanAttrs(sp.Attributes()), res: res, scope: scope, logs: logs, inputs: inputs},
 					parent: -1, topAgent: -1, stepAnc: -1, unit: -1})
 				traceOf = append(traceOf, int32(cur))
 				if o.index != nil {
@@ -701,7 +701,7 @@ func (b *runBuilder) readMember(r *Run, i int32, isRoot bool, chains *[]chainToo
 		}
 		return
 	}
-	ev := readErrors(sp)
+	ev := readErrors(sp, n.c.attrs)
 	if n.role == rolePart {
 		b.addPart(r, n, anc, &ev)
 		return

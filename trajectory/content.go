@@ -119,7 +119,7 @@ func spanHasContent(c *spanCtx) bool {
 	return false
 }
 
-func isContentKey(k string, attrs pcommon.Map) bool {
+func isContentKey(k string, attrs attrMap) bool {
 	if contentKeys[k] {
 		return true
 	}

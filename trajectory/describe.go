@@ -130,7 +130,7 @@ func (b *runBuilder) describe(r *Run, members, roots, agents []int32) {
 	ordered = append(ordered, members...)
 
 	for _, i := range ordered {
-		if s := attrStr(nodes[i].c.res.Attributes(), "service.name"); s != "" {
+		if s := attrStr(anyAttrs(nodes[i].c.res.Attributes()), "service.name"); s != "" {
 			r.Service = s
 			break
 		}
@@ -154,7 +154,7 @@ func (b *runBuilder) nameAgentAndSession(r *Run, ordered []int32, lead, nAgents 
 			continue // read already, with the same result
 		}
 		c := &nodes[i].c
-		names := readSpanNames(c.attrs)
+		names := readSpanNames(c.attrs.Map)
 		if r.Agent == "" {
 			if a := agentNameFrom(c, nodes[i].role == roleAgent, names.agent); a != "" {
 				r.Agent = a
@@ -184,7 +184,7 @@ func (b *runBuilder) nameAgentAndSession(r *Run, ordered []int32, lead, nAgents 
 	}
 	if r.Session == "" {
 		for _, i := range ordered[:nAgents+1] {
-			if s := firstStr(nodes[i].c.res.Attributes(), sessionKeys...); s != "" {
+			if s := firstStr(anyAttrs(nodes[i].c.res.Attributes()), sessionKeys...); s != "" {
 				r.Session = s
 				break
 			}

@@ -42,10 +42,10 @@ func lastException(events ptrace.SpanEventSlice) int {
 // traces after them are not needed).
 const maxErrorTextScan = 64 << 10
 
-// readErrors collects the error evidence common to all conventions.
-func readErrors(sp ptrace.Span) errorEvidence {
+// readErrors collects the error evidence common to all conventions (attrs
+// are the span's).
+func readErrors(sp ptrace.Span, attrs attrMap) errorEvidence {
 	var e errorEvidence
-	attrs := sp.Attributes()
 	if sp.Status().Code() == ptrace.StatusCodeError {
 		e.StatusError = true
 		e.StatusMessage = sp.Status().Message()
@@ -88,7 +88,7 @@ func (e *errorEvidence) readExceptions(events ptrace.SpanEventSlice) {
 		if len(e.Errors) >= MaxExceptionsPerSpan-1 && i != last {
 			continue
 		}
-		ea := ev.Attributes()
+		ea := anyAttrs(ev.Attributes())
 		info := ErrorInfo{
 			Type:    attrStr(ea, "exception.type"),
 			Message: attrStr(ea, "exception.message"),

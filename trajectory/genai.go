@@ -80,7 +80,7 @@ func genaiDetect(c *spanCtx) (spanRole, bool) {
 // genaiFillTool reads the GenAI tool attributes (gen_ai.tool.name,
 // gen_ai.tool.call.{id,arguments,result}; arguments and result as JSON
 // text whether recorded as strings or structured) into empty fields.
-func genaiFillTool(a pcommon.Map, st *Step) {
+func genaiFillTool(a attrMap, st *Step) {
 	if st.ToolName == "" {
 		st.ToolName = attrStr(a, "gen_ai.tool.name")
 	}
@@ -97,7 +97,7 @@ func genaiFillTool(a pcommon.Map, st *Step) {
 
 // genaiProvider is the model provider: gen_ai.provider.name, else the
 // deprecated gen_ai.system.
-func genaiProvider(a pcommon.Map) string {
+func genaiProvider(a attrMap) string {
 	return firstStr(a, "gen_ai.provider.name", "gen_ai.system")
 }
 
@@ -131,8 +131,8 @@ func genaiFill(c *spanCtx, st *Step) {
 	// Message content is on the span, or on the span's
 	// gen_ai.client.inference.operation.details event, or on its
 	// per-message events.
-	for _, m := range []pcommon.Map{a, genaiDetailsEvent(c)} {
-		if m == (pcommon.Map{}) {
+	for _, m := range []attrMap{a, anyAttrs(genaiDetailsEvent(c))} {
+		if m.Map == (pcommon.Map{}) {
 			continue
 		}
 		genaiFillMessages(c, st, m)
@@ -143,7 +143,7 @@ func genaiFill(c *spanCtx, st *Step) {
 // genaiFillMessages completes an LLM step from GenAI inference attributes
 // (gen_ai.tool.definitions, gen_ai.input/output.messages) found on the
 // span, on its details event, or on a details log record (logs.go).
-func genaiFillMessages(c *spanCtx, st *Step, m pcommon.Map) {
+func genaiFillMessages(c *spanCtx, st *Step, m attrMap) {
 	if len(st.Offered) == 0 {
 		st.Offered = c.toolDefs(attrStr(m, "gen_ai.tool.definitions"))
 	}

@@ -251,9 +251,9 @@ func (ev *spanEvents) fill(c *spanCtx, st *Step) {
 	applyInput(st, ev.in)
 	applyOutput(st, ev.out)
 	for _, m := range ev.details {
-		genaiFillMessages(c, st, m)
+		genaiFillMessages(c, st, anyAttrs(m))
 		if len(st.FinishReasons) == 0 {
-			st.FinishReasons = attrStrings(m, "gen_ai.response.finish_reasons")
+			st.FinishReasons = attrStrings(anyAttrs(m), "gen_ai.response.finish_reasons")
 		}
 	}
 }

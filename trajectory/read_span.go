@@ -56,16 +56,16 @@ type SpanReader struct {
 // Read reads one span; res and scope are its resource and the name of its
 // instrumentation scope.
 func (r *SpanReader) Read(sp ptrace.Span, res pcommon.Resource, scope string) SpanRead {
-	n := node{c: spanCtx{sp: sp, attrs: sp.Attributes(), res: res, scope: scope, inputs: &r.inputs}}
+	n := node{c: spanCtx{sp: sp, attrs: spanAttrs(sp.Attributes()), res: res, scope: scope, inputs: &r.inputs}}
 	detectRole(&n)
 	out := SpanRead{Role: SpanRole(n.role)}
 	switch n.role {
 	case roleLLM, roleTool:
-		ev := readErrors(sp)
+		ev := readErrors(sp, n.c.attrs)
 		readStep(&n, &ev, &out.Step)
 	case rolePart:
 		// What the part adds to its model call, as a step of its own.
-		ev := readErrors(sp)
+		ev := readErrors(sp, n.c.attrs)
 		out.Step = Step{Kind: StepLLM, Convention: n.conv, SpanID: sp.SpanID(), ParentID: sp.ParentSpanID(),
 			Name: sp.Name(), Start: sp.StartTimestamp(), End: sp.EndTimestamp()}
 		readPart(&n, &ev, &out.Step)

@@ -47,7 +47,7 @@ func (b *runBuilder) readStepOf(n *node, st *Step) {
 			*st = Step{}
 		}
 	}
-	ev := readErrors(n.c.sp)
+	ev := readErrors(n.c.sp, n.c.attrs)
 	readStep(n, &ev, st)
 }
 

@@ -36,7 +36,7 @@ func (b *runBuilder) sessionKey(r *Run, members []int32, head int32, rootFound b
 				return
 			}
 		}
-		if s := attrStr(res.Attributes(), k); s != "" {
+		if s := attrStr(anyAttrs(res.Attributes()), k); s != "" {
 			r.SessionKey = s
 			return
 		}
