@@ -31,6 +31,8 @@ type spanCtx struct {
 	// inputs are the message lists the reader scanned so far
 	// (inputprefix.go).
 	inputs *inputLists
+	// memo remembers the messages decoded so far (msgmemo.go); nil: none.
+	memo *messageMemo
 }
 
 // reader is one instrumentation convention.
@@ -140,7 +142,7 @@ func (sc *buildScratch) build(td ptrace.Traces, opts []Option) []Run {
 				if tid := sp.TraceID(); cur < 0 || tids[cur] != tid {
 					cur, tids = sc.traceOrdinal(tids, tid)
 				}
-				nodes = append(nodes, node{c: spanCtx{sp: sp, attrs: spanAttrs(sp.Attributes()), res: res, scope: scope, logs: logs, inputs: inputs},
+				nodes = append(nodes, node{c: spanCtx{sp: sp, attrs: spanAttrs(sp.Attributes()), res: res, scope: scope, logs: logs, inputs: inputs, memo: &sc.memo},
 					parent: -1, topAgent: -1, stepAnc: -1, unit: -1})
 				traceOf = append(traceOf, int32(cur))
 				if o.index != nil {

@@ -139,7 +139,7 @@ func chainMessages(c *spanCtx) (chainToolMessages, bool) {
 		return chainToolMessages{}, false
 	}
 	var res []ToolResult
-	for _, m := range decodeMessagesWhere(out, mayBeToolMessage) {
+	for _, m := range decodeMessagesMemo(out, mayBeToolMessage, false, c.memo) {
 		if m.Role == "tool" {
 			res = append(res, m.Results...)
 		}

@@ -121,6 +121,12 @@ func decodeMessages(s string) []message { return decodeMessagesAs(s, false) }
 func decodeMessageCalls(s string) []message { return decodeMessagesAs(s, true) }
 
 func decodeMessagesAs(s string, callsOnly bool) []message {
+	return decodeMessagesAsMemo(s, callsOnly, nil)
+}
+
+// decodeMessagesAsMemo is decodeMessagesAs decoding the messages of a
+// wrapped or batched list through memo (decodeMessagesMemo).
+func decodeMessagesAsMemo(s string, callsOnly bool, memo *messageMemo) []message {
 	if !looksJSON(s) {
 		return nil
 	}
@@ -142,7 +148,7 @@ func decodeMessagesAs(s string, callsOnly bool) []message {
 			return out
 		}
 	}
-	return decodeMessagesWhereAs(s, nil, callsOnly)
+	return decodeMessagesMemo(s, nil, callsOnly, memo)
 }
 
 // decodeMessagesWhere is decodeMessages on the messages for which keep (if
@@ -152,6 +158,13 @@ func decodeMessagesWhere(s string, keep func(string) bool) []message {
 }
 
 func decodeMessagesWhereAs(s string, keep func(string) bool, callsOnly bool) []message {
+	return decodeMessagesMemo(s, keep, callsOnly, nil)
+}
+
+// decodeMessagesMemo is decodeMessagesWhereAs decoding each message
+// through memo (nil: none); the messages returned may share their slices
+// with the memo's (callers copy what they keep and write none of it).
+func decodeMessagesMemo(s string, keep func(string) bool, callsOnly bool, memo *messageMemo) []message {
 	if !looksJSON(s) {
 		return nil
 	}
@@ -166,9 +179,7 @@ func decodeMessagesWhereAs(s string, keep func(string) bool, callsOnly bool) []m
 		}
 		// Elements of a list unwrapMessageList validated: decoded
 		// without scanning them again.
-		var jm jsonMessage
-		decodeMessageJSON(stringOf(r), &jm)
-		if m, ok := messageFromAs(&jm, callsOnly); ok {
+		if m, ok := memo.decode(stringOf(r), callsOnly); ok {
 			out = append(out, m)
 		}
 	}

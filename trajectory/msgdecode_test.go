@@ -373,3 +373,44 @@ func unwrapValidMessageList(r json.RawMessage, depth int) []json.RawMessage {
 	}
 	return nil
 }
+
+// checkMessageMemo holds the memo to decoding without it: a list decoded
+// through a memo, the first time and again (every message then comes from
+// the memo), and wrapped in a batch and a {"messages": ...} wrapper, is
+// what decodeMessagesAs gives, fully and calls only.
+func checkMessageMemo(t *testing.T, s string) {
+	t.Helper()
+	var memo messageMemo
+	for _, callsOnly := range []bool{false, true} {
+		want := decodeMessagesAs(s, callsOnly)
+		for k := 0; k < 2; k++ {
+			if got := decodeMessagesAsMemo(s, callsOnly, &memo); !reflect.DeepEqual(got, want) {
+				t.Fatalf("%q callsOnly %v pass %d: %+v, want %+v", s, callsOnly, k, got, want)
+			}
+		}
+		for _, w := range []string{"[" + s + "]", `{"messages":` + s + `}`} {
+			want := decodeMessagesAs(w, callsOnly)
+			if got := decodeMessagesMemo(w, nil, callsOnly, &memo); !reflect.DeepEqual(got, want) {
+				t.Fatalf("%q callsOnly %v: %+v, want %+v", w, callsOnly, got, want)
+			}
+			keep := func(m string) bool { return len(m)%2 == 0 }
+			if got, want := decodeMessagesMemo(w, keep, callsOnly, &memo), decodeMessagesWhereAs(w, keep, callsOnly); !reflect.DeepEqual(got, want) {
+				t.Fatalf("%q callsOnly %v, kept: %+v, want %+v", w, callsOnly, got, want)
+			}
+		}
+	}
+	memo.reset()
+}
+
+func TestMessageMemo(t *testing.T) {
+	for _, s := range messageDecodeCases {
+		checkMessageMemo(t, s)
+	}
+}
+
+func FuzzMessageMemo(f *testing.F) {
+	for _, s := range messageDecodeCases {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) { checkMessageMemo(t, s) })
+}

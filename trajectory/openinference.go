@@ -213,11 +213,11 @@ func oiFill(c *spanCtx, st *Step) {
 	// drops: tool-call IDs and tool results' error status.
 	if needsSerialized(inMsgs) {
 		if len(inMsgs) == 0 {
-			inMsgs = decodeMessages(attrStr(a, "input.value"))
+			inMsgs = decodeMessagesAsMemo(attrStr(a, "input.value"), false, c.memo)
 		} else {
 			// Only the calls and results complete the flattened
 			// messages: the history's text is not decoded.
-			completeMessages(inMsgs, decodeMessageCalls(attrStr(a, "input.value")))
+			completeMessages(inMsgs, decodeMessagesAsMemo(attrStr(a, "input.value"), true, c.memo))
 		}
 	}
 	if needsSerialized(outMsgs) {

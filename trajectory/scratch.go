@@ -17,6 +17,7 @@ import (
 type buildScratch struct {
 	opts    buildOptions
 	inputs  inputLists
+	memo    messageMemo
 	nodes   []node  // the input's spans, in input order
 	byTrace []node  // the same grouped by trace, when there are several
 	traceOf []int32 // trace ordinal of each of nodes
@@ -44,6 +45,7 @@ func (sc *buildScratch) reset() {
 	sc.nodes, sc.byTrace = sc.nodes[:0], sc.byTrace[:0]
 	sc.opts = buildOptions{}
 	sc.inputs = inputLists{}
+	sc.memo.reset()
 	if len(sc.traceIdx) > maxPooledMapEntries {
 		sc.traceIdx = nil
 	}

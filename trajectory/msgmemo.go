@@ -1,0 +1,66 @@
+package trajectory
+
+// The wrapper spans of a LangGraph run output the conversation so far
+// ({"messages": [...]}), and OpenInference's LLM spans record it again in
+// input.value: one Build decodes the same serialized message once for
+// each span that repeats it. A Build remembers what each message text
+// decoded to (decoding is a function of the text alone) and decodes a
+// text it has seen once only.
+
+// maxMemoMessages bounds the messages one Build remembers.
+const maxMemoMessages = 4096
+
+// messageMemo maps a message's JSON text (the spans' own bytes, not
+// copied: the memo lives for one Build) to what it decoded to, fully or
+// calls only.
+type messageMemo struct {
+	full, calls map[string]memoMessage
+}
+
+type memoMessage struct {
+	m  message
+	ok bool
+}
+
+// decode is decodeMessageJSON then messageFromAs of the valid JSON text r.
+// The message returned may share its slices with other calls' results:
+// callers copy what they keep (append) and write none of it.
+func (mm *messageMemo) decode(r string, callsOnly bool) (message, bool) {
+	if mm == nil {
+		return decodeValidMessageText(r, callsOnly)
+	}
+	t := &mm.full
+	if callsOnly {
+		t = &mm.calls
+	}
+	if e, ok := (*t)[r]; ok {
+		return e.m, e.ok
+	}
+	m, ok := decodeValidMessageText(r, callsOnly)
+	if *t == nil {
+		*t = make(map[string]memoMessage)
+	}
+	if len(*t) < maxMemoMessages {
+		(*t)[r] = memoMessage{m, ok}
+	}
+	return m, ok
+}
+
+func decodeValidMessageText(r string, callsOnly bool) (message, bool) {
+	var jm jsonMessage
+	decodeMessageJSON(r, &jm)
+	return messageFromAs(&jm, callsOnly)
+}
+
+// reset forgets every text (clearing keeps the maps' room for the next
+// Build, unless they grew large).
+func (mm *messageMemo) reset() {
+	if len(mm.full) > maxPooledMapEntries/4 {
+		mm.full = nil
+	}
+	if len(mm.calls) > maxPooledMapEntries/4 {
+		mm.calls = nil
+	}
+	clear(mm.full)
+	clear(mm.calls)
+}
