@@ -1,7 +1,9 @@
 package trajectory
 
 import (
+	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -154,10 +156,7 @@ func decodeJSONString(s string) (string, bool) {
 func unquoteJSON(lit string) string {
 	in := lit[1 : len(lit)-1]
 	// The run before the first escape or non-ASCII byte is copied as it is.
-	i := 0
-	for i < len(in) && in[i] != '\\' && in[i] < utf8.RuneSelf {
-		i++
-	}
+	i := asciiRunEnd(in, 0)
 	b := make([]byte, i, len(in)+utf8.UTFMax)
 	copy(b, in[:i])
 	for i < len(in) {
@@ -203,10 +202,7 @@ func unquoteJSON(lit string) string {
 			i++
 		case c < utf8.RuneSelf:
 			// A run of ASCII up to the next escape is copied at once.
-			j := i + 1
-			for j < len(in) && in[j] != '\\' && in[j] < utf8.RuneSelf {
-				j++
-			}
+			j := asciiRunEnd(in, i+1)
 			b = append(b, in[i:j]...)
 			i = j
 		default:
@@ -221,6 +217,24 @@ func unquoteJSON(lit string) string {
 	}
 	// b is not written again: the string is a view of it, not a copy.
 	return stringOf(b)
+}
+
+// asciiRunEnd is the index of the first backslash or non-ASCII byte of s
+// from i on (len(s): none), searched a word at a time.
+func asciiRunEnd(s string, i int) int {
+	b := bytesOf(s)
+	for ; i+8 <= len(s); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		bs := w ^ ('\\' * swarOnes)
+		// The lowest flagged byte is exact (specialMask).
+		if m := (bs-swarOnes)&^bs&swarHighs | w&swarHighs; m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for i < len(s) && s[i] != '\\' && s[i] < utf8.RuneSelf {
+		i++
+	}
+	return i
 }
 
 // hex4 is the value of the four hex digits at the start of s (-1 when they

@@ -249,7 +249,8 @@ func rawJSONTextChecked(r json.RawMessage) string {
 
 var stringDecodeCases = []string{`"abc"`, `"a\"b\\c\/d\b\f\n\r\t"`, `"\u00e9\u00E9"`, `"\ud83d\ude00"`, `"\ud83d"`, `"\ud83d\u0041"`,
 	`"\ude00\ud83d"`, `"\ud83d\ud83d\ude00"`, "\"\xff\xfe a\"", "\"\xe2\x82\"", `""`, `"`, `"a" `, ` "a"`, `"a\x"`, "\"tab\t\"", `"\u12"`, `"é"`, `"\"`,
-	`"\"\""`, `"\u0022\u0022"`, `"abc\"`, `"\"`, `"\u00"`, `"a\`, `"\"\\\"\\\"\""`, `"\"\\u0022\\u0022\""`, `"\u0022\\u0022\\u0022\u0022"`, `""`, ` "" `, `null`, `"\"x\""`}
+	`"\"\""`, `"\u0022\u0022"`, `"abc\"`, `"\"`, `"\u00"`, `"a\`, `"\"\\\"\\\"\""`, `"\"\\u0022\\u0022\""`, `"\u0022\\u0022\\u0022\u0022"`, `""`, ` "" `, `null`, `"\"x\""`,
+	`"abcdefghijklmnop\nqrstuvwxyz0123456789é"`, "\"abcdefgh\xffijklmnopq\\\"rstuvwxyz\"", `"0123456789abcdef\u00e9 0123456789abcdef"`}
 
 func TestStringDecodeMatchesEncodingJSON(t *testing.T) {
 	for _, s := range stringDecodeCases {
