@@ -27,6 +27,8 @@ type lazyMessages struct {
 	s     string
 	elems []elemRange
 	tail  []lazyMessage
+	// scratch decodes the elements (nil: each into a new jsonMessage).
+	scratch *messageScratch
 }
 
 type lazyMessage struct {
@@ -45,9 +47,13 @@ func (l *lazyMessages) at(i int) (*message, bool) {
 	if !e.seen {
 		r := l.elems[i]
 		// The element is valid JSON (the scan checked the whole list).
-		var jm jsonMessage
-		decodeMessageJSON(l.s[r.start:r.end], &jm)
-		e.m, e.isM = messageFrom(&jm)
+		if l.scratch != nil {
+			e.m, e.isM = messageFrom(l.scratch.decode(l.s[r.start:r.end]))
+		} else {
+			var jm jsonMessage
+			decodeMessageJSON(l.s[r.start:r.end], &jm)
+			e.m, e.isM = messageFrom(&jm)
+		}
 		e.seen = true
 	}
 	// A pointer into tail stays valid when tail grows: the message it
@@ -83,7 +89,9 @@ func scanInputResults(s string, lists *inputLists) []ToolResult {
 		return nil // not JSON: decodeMessages finds nothing either
 	}
 	var st Step
-	applyInputFrom(&st, &lazyMessages{s: s, elems: elems})
+	ms := messageScratchPool.Get().(*messageScratch)
+	applyInputFrom(&st, &lazyMessages{s: s, elems: elems, scratch: ms})
+	ms.release()
 	return st.InputResults
 }
 

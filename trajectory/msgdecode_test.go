@@ -415,3 +415,44 @@ func FuzzMessageMemo(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) { checkMessageMemo(t, s) })
 }
+
+// checkMessageScratch holds messageScratch to decoding into a new
+// jsonMessage: the valid message text s, decoded after each of the seed
+// messages (which leave parts and tool calls in the scratch's arrays),
+// makes the same message, fully and calls only.
+func checkMessageScratch(t *testing.T, s string) {
+	t.Helper()
+	if !json.Valid([]byte(s)) {
+		return
+	}
+	ms := messageScratchPool.Get().(*messageScratch)
+	defer ms.release()
+	for _, before := range append([]string{`{}`, s}, messageDecodeCases...) {
+		if json.Valid([]byte(before)) {
+			ms.decode(before)
+		}
+		for _, callsOnly := range []bool{false, true} {
+			var fresh jsonMessage
+			decodeMessageJSON(s, &fresh)
+			want, wok := messageFromAs(&fresh, callsOnly)
+			got, gok := messageFromAs(ms.decode(s), callsOnly)
+			if gok != wok || !reflect.DeepEqual(got, want) {
+				t.Fatalf("%q after %q callsOnly %v: %+v %v, want %+v %v", s, before, callsOnly, got, gok, want, wok)
+			}
+		}
+	}
+}
+
+func TestMessageScratch(t *testing.T) {
+	for _, s := range messageDecodeCases {
+		checkMessageScratch(t, s)
+	}
+	checkMessageScratch(t, `{"parts":[{"type":"text","text":"a"}],"parts":[{"type":"tool_call","id":"x","isError":true}],"tool_calls":[{"id":"1"},{"id":"2"}],"tool_calls":[{"name":"n"}]}`)
+}
+
+func FuzzMessageScratch(f *testing.F) {
+	for _, s := range messageDecodeCases {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) { checkMessageScratch(t, s) })
+}

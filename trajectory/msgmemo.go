@@ -1,5 +1,7 @@
 package trajectory
 
+import "sync"
+
 // The wrapper spans of a LangGraph run output the conversation so far
 // ({"messages": [...]}), and OpenInference's LLM spans record it again in
 // input.value: one Build decodes the same serialized message once for
@@ -15,6 +17,7 @@ const maxMemoMessages = 4096
 // calls only.
 type messageMemo struct {
 	full, calls map[string]memoMessage
+	scratch     messageScratch
 }
 
 type memoMessage struct {
@@ -36,7 +39,7 @@ func (mm *messageMemo) decode(r string, callsOnly bool) (message, bool) {
 	if e, ok := (*t)[r]; ok {
 		return e.m, e.ok
 	}
-	m, ok := decodeValidMessageText(r, callsOnly)
+	m, ok := messageFromAs(mm.scratch.decode(r), callsOnly)
 	if *t == nil {
 		*t = make(map[string]memoMessage)
 	}
@@ -63,4 +66,40 @@ func (mm *messageMemo) reset() {
 	}
 	clear(mm.full)
 	clear(mm.calls)
+	mm.scratch.clear()
+}
+
+// messageScratch decodes messages one after another into one jsonMessage,
+// reusing the arrays of parts and tool calls the previous message left:
+// they are only read while its message is made (messageFromAs copies what
+// it keeps), and were most of the bytes decoding a message allocated.
+// Every element is cleared first, so each message decodes as into a new
+// jsonMessage (decodeMessageJSON fills a slice's room from zero values).
+type messageScratch struct{ jm jsonMessage }
+
+var messageScratchPool = sync.Pool{New: func() any { return new(messageScratch) }}
+
+// decode decodes the valid JSON text v; the result is valid until the
+// next decode or release.
+func (ms *messageScratch) decode(v string) *jsonMessage {
+	ms.clear()
+	decodeMessageJSON(v, &ms.jm)
+	return &ms.jm
+}
+
+// clear zeroes the message, keeping the room of its arrays.
+func (ms *messageScratch) clear() {
+	parts, calls := ms.jm.Parts, ms.jm.ToolCalls
+	clear(parts[:cap(parts)])
+	clear(calls[:cap(calls)])
+	ms.jm = jsonMessage{Parts: parts[:0], ToolCalls: calls[:0]}
+}
+
+// release gives ms back to the pool, holding no reference into the text.
+func (ms *messageScratch) release() {
+	ms.clear()
+	if cap(ms.jm.Parts) > 64 || cap(ms.jm.ToolCalls) > 64 {
+		ms.jm = jsonMessage{}
+	}
+	messageScratchPool.Put(ms)
 }
