@@ -2,6 +2,7 @@ package classifier
 
 import (
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/triage-otel/triage/trajectory"
@@ -45,6 +46,8 @@ type Classifier struct {
 	constraints constraintSet
 	schemas     *schemaCache
 	results     *resultMemo // resultmemo.go
+	// scratch lends Classify its classification and lists (classify.go).
+	scratch *sync.Pool
 }
 
 // New returns a Classifier, or an error naming the invalid option.
@@ -69,7 +72,7 @@ func New(opts Options) (*Classifier, error) {
 		return nil, fmt.Errorf("classifier: SilentCallTimeout must not be negative, got %v", opts.SilentCallTimeout)
 	}
 	opts.Constraints = append([]string(nil), opts.Constraints...)
-	return &Classifier{opts: opts, constraints: newConstraintSet(opts.Constraints), schemas: &schemaCache{}, results: newResultMemo()}, nil
+	return &Classifier{opts: opts, constraints: newConstraintSet(opts.Constraints), schemas: &schemaCache{}, results: newResultMemo(), scratch: &sync.Pool{}}, nil
 }
 
 // Classify returns the verdict of run. extra are incidents found outside

@@ -1,6 +1,8 @@
 package classifier
 
 import (
+	"cmp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -94,18 +96,68 @@ type classification struct {
 	// loopUndecided: no loop was found, but the calls were not recorded
 	// well enough to rule one out (unrecorded.go).
 	loopUndecided bool
+	// loopCalls and ring are the loop rule's lists (kept with the
+	// classification when it is pooled).
+	loopCalls []loopCall
+	ring      []loopSlot
 }
 
 func (c *Classifier) classify(run *trajectory.Run, extra []Incident) Verdict {
 	if run == nil {
 		return Verdict{Outcome: OutcomeOK}
 	}
-	return c.incidents(run, extra).verdict()
+	// The classification and its lists are lent by the Classifier's pool:
+	// the verdict copies what it returns out of them.
+	cl, _ := c.scratch.Get().(*classification)
+	if cl == nil {
+		cl = &classification{}
+	}
+	c.findIncidents(cl, run, extra)
+	v := cl.verdict()
+	cl.release()
+	c.scratch.Put(cl)
+	return v
 }
 
 // incidents finds the incidents of run and whether each was recovered.
 func (c *Classifier) incidents(run *trajectory.Run, extra []Incident) *classification {
-	cl := &classification{c: c, run: run, steps: run.Steps, schemas: c.schemas, resultMode: resultsTake}
+	cl := &classification{}
+	c.findIncidents(cl, run, extra)
+	return cl
+}
+
+// maxScratchCalls bounds the lists a pooled classification keeps between
+// runs (a run of many more calls allocates its own).
+const maxScratchCalls = 256
+
+// release drops what the classification points to (the run's texts) and
+// keeps its lists' room, emptied, unless they grew past maxScratchCalls.
+func (cl *classification) release() {
+	keep := func(n int) bool { return n <= maxScratchCalls }
+	calls, inc, lc, ring := cl.calls[:0], cl.inc[:0], cl.loopCalls[:0], cl.ring[:0]
+	clear(cl.calls)
+	clear(cl.inc)
+	clear(cl.loopCalls)
+	clear(cl.ring[:cap(cl.ring)])
+	*cl = classification{}
+	if keep(cap(calls)) {
+		cl.calls = calls
+	}
+	if keep(cap(inc)) {
+		cl.inc = inc
+	}
+	if keep(cap(lc)) {
+		cl.loopCalls = lc
+	}
+	if keep(cap(ring)) {
+		cl.ring = ring
+	}
+}
+
+// findIncidents fills cl (empty, maybe with room in its lists) with the
+// incidents of run and whether each was recovered.
+func (c *Classifier) findIncidents(cl *classification, run *trajectory.Run, extra []Incident) {
+	cl.c, cl.run, cl.steps, cl.schemas, cl.resultMode = c, run, run.Steps, c.schemas, resultsTake
 	cl.collectCalls()
 	cl.callIncidents()
 	cl.llmIncidents()
@@ -115,14 +167,13 @@ func (c *Classifier) incidents(run *trajectory.Run, extra []Incident) *classific
 	cl.terminalIncidents(loop, hasLoop)
 	cl.extraIncidents(extra)
 	cl.recovery()
-	return cl
 }
 
 // collectCalls links requested calls, tool steps and fed-back results.
 func (cl *classification) collectCalls() {
 	var byID smallmap.Map[string, int]
 	if n := callCount(cl.steps); n > 0 {
-		cl.calls = make([]call, 0, n)
+		cl.calls = slices.Grow(cl.calls[:0], n)
 	}
 	var pending []int // requested calls of the last LLM step not yet executed
 	var early []int   // tool steps since the last LLM step not linked to a request
@@ -483,22 +534,73 @@ func (cl *classification) loop() (loopResult, bool) {
 		cl.loopUndecided = cl.toolTurnsUnrecorded()
 		return loopResult{}, false
 	}
-	lc := make([]loopCall, 0, len(cl.calls))
-	for k := range cl.calls {
-		c := &cl.calls[k]
-		id := c.loopArgs()
-		l := newLoopCall(c.name, id, c.failed, c.pos, k)
-		l.byResult = strings.HasPrefix(id, resultIdentity)
+	cl.loopCalls = loopCallsOf(cl.loopCalls[:0], cl.calls, cl.c.opts.LoopThreshold, false)
+	var res loopResult
+	var ok bool
+	res, ok, cl.loopUndecided, cl.ring = runLoopRule(cl.ring, cl.loopCalls, cl.c.opts.LoopThreshold, cl.c.opts.LoopWindow, cl.c.opts.LoopSimilarity)
+	return res, ok
+}
+
+// loopCallsOf is the loop detector's view of calls, ordered by position.
+// Only the calls of a tool called at least threshold times in the run are
+// identified by their arguments (canonicalArgs, the result's masked text):
+// a tool called fewer times can complete no loop, counted (every equal
+// call has its name) or by similarity (a run of similar calls is a run of
+// calls of one tool), and its calls' identities are compared only with one
+// another (a retry repeats the call before it: the same tool). Its calls
+// keep everything else (position, failed, unrecorded, byResult) and an
+// empty identity. all identifies every call (the reference FuzzLoopRule
+// holds the shortcut to). The calls are appended to lc.
+func loopCallsOf(lc []loopCall, calls []call, threshold int, all bool) []loopCall {
+	var perName smallmap.Map[string, int]
+	if !all {
+		for k := range calls {
+			n, _ := perName.Get(calls[k].name)
+			perName.Put(calls[k].name, n+1)
+		}
+	}
+	lc = slices.Grow(lc, len(calls))
+	first := len(lc)
+	sorted := true
+	for k := range calls {
+		c := &calls[k]
+		var l loopCall
+		if n, _ := perName.Get(c.name); all || n >= threshold {
+			id := c.loopArgs()
+			l = newLoopCall(c.name, id, c.failed, c.pos, k)
+			l.byResult = strings.HasPrefix(id, resultIdentity)
+		} else {
+			l = loopCall{name: c.name, failed: c.failed, pos: c.pos, callIx: k}
+			// As newLoopCall reads loopIdentity(c.args, c.result).
+			if c.args != "" || c.result == nil || c.result.Content == "" {
+				l.unrecorded = strings.TrimSpace(c.args) == ""
+				l.byResult = strings.HasPrefix(c.args, resultIdentity)
+			} else {
+				l.byResult = true
+			}
+		}
+		if len(lc) > first && l.pos < lc[len(lc)-1].pos {
+			sorted = false
+		}
 		lc = append(lc, l)
 	}
 	// Calls are collected in step order except for tool steps linked to
 	// an earlier request; order them by position for the window.
-	sort.SliceStable(lc, func(i, j int) bool { return lc[i].pos < lc[j].pos })
-	res, ok := detectLoop(lc, cl.c.opts.LoopThreshold, cl.c.opts.LoopWindow, cl.c.opts.LoopSimilarity)
-	if !ok {
-		cl.loopUndecided = loopUndecidable(lc, cl.c.opts.LoopThreshold, cl.c.opts.LoopWindow)
+	if !sorted {
+		slices.SortStableFunc(lc[first:], func(a, b loopCall) int { return cmp.Compare(a.pos, b.pos) })
 	}
-	return res, ok
+	return lc
+}
+
+// runLoopRule is the loop rule on calls in run order: the loop found, else
+// whether calls not recorded well enough could hide one (loopUndecidable).
+// ring is room for the detector's ring, returned with what it grew to.
+func runLoopRule(ring []loopSlot, lc []loopCall, threshold, window int, similarity float64) (loopResult, bool, bool, []loopSlot) {
+	res, ok, ring := detectLoopIn(ring, lc, threshold, window, similarity)
+	if ok {
+		return res, true, false, ring
+	}
+	return res, false, loopUndecidable(lc, threshold, window), ring
 }
 
 func (cl *classification) lastLLM() (*trajectory.Step, int) {
@@ -834,7 +936,7 @@ func (cl *classification) cleanOutputAfter(pos int) bool {
 }
 
 func (cl *classification) verdict() Verdict {
-	sort.SliceStable(cl.inc, func(i, j int) bool { return cl.inc[i].pos < cl.inc[j].pos })
+	slices.SortStableFunc(cl.inc, func(a, b incident) int { return cmp.Compare(a.pos, b.pos) })
 	v := Verdict{Outcome: OutcomeOK}
 	if len(cl.inc) == 0 {
 		return v

@@ -2,6 +2,8 @@ package classifier
 
 import (
 	"math/rand/v2"
+	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/triage-otel/triage/trajectory"
@@ -470,4 +472,33 @@ func TestParallelCallDoesNotRecoverItsSibling(t *testing.T) {
 		tool("lookup", "2", `{"city":"Paris"}`).
 		answer("18 now; no forecast", trajectory.ToolResult{CallID: "1", Content: "Tool forecast not found", IsError: true})
 	wantVerdict(t, c.Classify(&b.run), OutcomeFailed, WrongToolCalled)
+}
+
+// TestPooledClassificationsAreFresh: Classify lends its classification and
+// lists from a pool; a verdict read after other runs (with more calls,
+// incidents and loops: their lists are reused) is the verdict of a new
+// Classifier that read that run alone.
+func TestPooledClassificationsAreFresh(t *testing.T) {
+	byFile := captureRuns(t)
+	files := make([]string, 0, len(byFile))
+	for f := range byFile {
+		files = append(files, f)
+	}
+	slices.Sort(files)
+	shared := mustNew(t, Options{})
+	n := 0
+	for _, f := range files {
+		runs := byFile[f]
+		for i := range runs {
+			got := shared.Classify(&runs[i])
+			want := mustNew(t, Options{}).Classify(&runs[i])
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s run %d: after other runs %+v, alone %+v", f, i, got, want)
+			}
+			n++
+		}
+	}
+	if n < 100 {
+		t.Fatalf("only %d capture runs", n)
+	}
 }

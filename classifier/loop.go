@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -312,20 +313,28 @@ type loopResult struct {
 // least threshold times within window consecutive calls (see loopDetector).
 // Cost is linear in the number of calls.
 func detectLoop(calls []loopCall, threshold, window int, similarity float64) (loopResult, bool) {
+	r, ok, _ := detectLoopIn(nil, calls, threshold, window, similarity)
+	return r, ok
+}
+
+// detectLoopIn is detectLoop with ring as room for the detector's ring
+// (emptied; it is returned with what it grew to).
+func detectLoopIn(ring []loopSlot, calls []loopCall, threshold, window int, similarity float64) (loopResult, bool, []loopSlot) {
 	if threshold < 2 || window < threshold || len(calls) < threshold {
-		return loopResult{}, false
+		return loopResult{}, false, ring
 	}
 	d := makeLoopDetector(threshold, window, similarity)
-	d.ring = make([]loopSlot, 0, min(window, len(calls))) // the ring never grows
+	clear(ring[:cap(ring)])
+	d.ring = slices.Grow(ring[:0], min(window, len(calls))) // the ring never grows
 	for i := range calls {
 		if r, ok := d.add(calls[i]); ok {
-			return r, true
+			return r, true, d.ring
 		}
 		if calls[i].failed {
 			d.lastFailed()
 		}
 	}
-	return loopResult{}, false
+	return loopResult{}, false, d.ring
 }
 
 // loopKey identifies equal calls.

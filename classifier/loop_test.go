@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"testing"
+
+	"github.com/triage-otel/triage/trajectory"
 )
 
 func TestCanonicalArgs(t *testing.T) {
@@ -192,5 +194,82 @@ func TestLoopRingCountMatchesMap(t *testing.T) {
 				mapped.lastFailed()
 			}
 		}
+	}
+}
+
+// loopRuleCalls decodes fuzz bytes into calls: each call is 3 bytes (tool
+// name, arguments or result, position step and failure).
+func loopRuleCalls(data []byte) []call {
+	names := []string{"", "a", "b", "c", "d"}
+	args := []string{"", " ", `{"x":1}`, `{ "x": 1 }`, `{"x":2}`, `result:z`, `{"y":[1,2]}`, "\t", `{"x":1,"x":2}`}
+	results := []string{"", "ok 12:30", "ok 09:15", "err", `{"id":"0123456789abcdef0123"}`}
+	var cs []call
+	pos := 0
+	for i := 0; i+2 < len(data); i += 3 {
+		c := call{name: names[int(data[i])%len(names)], pos: pos}
+		a := int(data[i+1])
+		c.args = args[a%len(args)]
+		if r := (a / len(args)) % (len(results) + 1); r > 0 {
+			c.result = &trajectory.ToolResult{Content: results[r-1]}
+		}
+		c.failed = data[i+2]&1 != 0
+		pos += int(data[i+2]>>1) % 3 // equal positions, and calls out of order below
+		if data[i+2]&0x80 != 0 && pos > 0 {
+			c.pos = pos - 1
+		}
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+// FuzzLoopRule holds loopCallsOf's shortcut (calls of a tool called fewer
+// than threshold times are not identified) to identifying every call: the
+// same loop at the same call, or none, and the same undecided answer, for
+// thresholds, windows and similarities.
+func FuzzLoopRule(f *testing.F) {
+	f.Add([]byte{1, 2, 0, 1, 3, 0, 1, 2, 0, 2, 0, 0})
+	f.Add([]byte{1, 0, 1, 1, 0, 0, 1, 0, 0, 0, 9, 0, 0, 10, 0, 0, 9, 0})
+	f.Add([]byte{1, 2, 1, 1, 2, 1, 1, 2, 0, 1, 2, 0, 1, 2, 0})
+	f.Add([]byte{2, 1, 0x80, 2, 5, 0x82, 3, 6, 4, 2, 6, 0, 3, 6, 0x81, 2, 1, 0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cs := loopRuleCalls(data)
+		for threshold := 2; threshold <= 4; threshold++ {
+			for _, window := range []int{threshold, 6, 40} {
+				for _, sim := range []float64{0, 0.7} {
+					fast := loopCallsOf(nil, cs, threshold, false)
+					ref := loopCallsOf(nil, cs, threshold, true)
+					rf, okf, uf, _ := runLoopRule(nil, fast, threshold, window, sim)
+					rr, okr, ur, _ := runLoopRule(nil, ref, threshold, window, sim)
+					if rf != rr || okf != okr || uf != ur {
+						t.Fatalf("threshold %d window %d similarity %v: shortcut %+v %v %v, every call identified %+v %v %v",
+							threshold, window, sim, rf, okf, uf, rr, okr, ur)
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestLoopRuleShortcutFinds: the fuzz inputs above find loops and
+// undecided runs, so that FuzzLoopRule compares more than two nothings.
+func TestLoopRuleShortcutFinds(t *testing.T) {
+	found, undecided := false, false
+	rnd := rand.New(rand.NewPCG(5, 8))
+	for range 3000 {
+		data := make([]byte, 3*(2+rnd.IntN(12)))
+		for i := range data {
+			data[i] = byte(rnd.IntN(256))
+		}
+		cs := loopRuleCalls(data)
+		_, ok, u, _ := runLoopRule(nil, loopCallsOf(nil, cs, 3, false), 3, 6, 0)
+		_, okr, ur, _ := runLoopRule(nil, loopCallsOf(nil, cs, 3, true), 3, 6, 0)
+		if ok != okr || u != ur {
+			t.Fatalf("calls %+v: shortcut %v %v, reference %v %v", cs, ok, u, okr, ur)
+		}
+		found = found || ok
+		undecided = undecided || u
+	}
+	if !found || !undecided {
+		t.Fatalf("random calls found a loop %v, an undecided run %v", found, undecided)
 	}
 }
