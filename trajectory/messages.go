@@ -137,14 +137,16 @@ func decodeMessagesAsMemo(s string, callsOnly bool, memo *messageMemo) []message
 			if !ok {
 				return nil
 			}
-			var list []jsonMessage
-			setSlice(&list, text, decodeMessageJSON)
-			out := make([]message, 0, len(list))
-			for i := range list {
-				if m, ok := messageFromAs(&list[i], callsOnly); ok {
+			// Each element is decoded into one reused jsonMessage
+			// (messageScratch), as setSlice decodes it into its own.
+			ms := messageScratchPool.Get().(*messageScratch)
+			out := []message{}
+			eachElement(text, func(_ int, v string) {
+				if m, ok := messageFromAs(ms.decode(v), callsOnly); ok {
 					out = append(out, m)
 				}
-			}
+			})
+			ms.release()
 			return out
 		}
 	}

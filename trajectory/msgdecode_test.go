@@ -422,6 +422,13 @@ func FuzzMessageMemo(f *testing.F) {
 // makes the same message, fully and calls only.
 func checkMessageScratch(t *testing.T, s string) {
 	t.Helper()
+	for _, w := range []string{s, "[" + s + "]", "[" + s + "," + s + "]"} {
+		for _, callsOnly := range []bool{false, true} {
+			if got, want := decodeMessagesAs(w, callsOnly), decodeMessagesAsRef(w, callsOnly); !reflect.DeepEqual(got, want) {
+				t.Fatalf("decodeMessagesAs(%q, %v) = %+v, want %+v", w, callsOnly, got, want)
+			}
+		}
+	}
 	if !json.Valid([]byte(s)) {
 		return
 	}
@@ -455,4 +462,31 @@ func FuzzMessageScratch(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) { checkMessageScratch(t, s) })
+}
+
+// decodeMessagesAsRef is decodeMessagesAs as it was before its plain
+// lists were decoded through a messageScratch: the whole list decoded
+// (setSlice), then each message made.
+func decodeMessagesAsRef(s string, callsOnly bool) []message {
+	if !looksJSON(s) {
+		return nil
+	}
+	if t := trimJSON(bytesOf(s)); t[0] == '[' {
+		if f := trimJSON(t[1:]); len(f) > 0 && f[0] == '{' {
+			text, ok := lenientText(t, false)
+			if !ok {
+				return nil
+			}
+			var list []jsonMessage
+			setSlice(&list, text, decodeMessageJSON)
+			out := make([]message, 0, len(list))
+			for i := range list {
+				if m, ok := messageFromAs(&list[i], callsOnly); ok {
+					out = append(out, m)
+				}
+			}
+			return out
+		}
+	}
+	return decodeMessagesWhereAs(s, nil, callsOnly)
 }
