@@ -100,6 +100,10 @@ type classification struct {
 	// classification when it is pooled).
 	loopCalls []loopCall
 	ring      []loopSlot
+	// byID and taken are collectCalls' index of calls by id and the
+	// results it took (kept with the classification when it is pooled).
+	byID  smallmap.Map[string, int]
+	taken smallmap.Map[takenResult, bool]
 }
 
 func (c *Classifier) classify(run *trajectory.Run, extra []Incident) Verdict {
@@ -139,7 +143,12 @@ func (cl *classification) release() {
 	clear(cl.inc)
 	clear(cl.loopCalls)
 	clear(cl.ring[:cap(cl.ring)])
-	*cl = classification{}
+	byID, taken, memo := cl.byID, cl.taken, cl.memo
+	byID.Reset()
+	taken.Reset()
+	memo.text.Reset()
+	memo.exc.Reset()
+	*cl = classification{byID: byID, taken: taken, memo: memo}
 	if keep(cap(calls)) {
 		cl.calls = calls
 	}
@@ -171,7 +180,7 @@ func (c *Classifier) findIncidents(cl *classification, run *trajectory.Run, extr
 
 // collectCalls links requested calls, tool steps and fed-back results.
 func (cl *classification) collectCalls() {
-	var byID smallmap.Map[string, int]
+	byID := &cl.byID
 	if n := callCount(cl.steps); n > 0 {
 		cl.calls = slices.Grow(cl.calls[:0], n)
 	}
@@ -249,7 +258,7 @@ func (cl *classification) collectCalls() {
 			}
 		}
 	}
-	cl.collectResults(&byID)
+	cl.collectResults(byID)
 }
 
 // callCount is the number of calls the run's requests and tool steps make
@@ -283,7 +292,7 @@ type takenResult struct {
 // recorded request (unknown tools, invalid arguments), and the result is
 // then the only evidence of the call.
 func (cl *classification) collectResults(byID *smallmap.Map[string, int]) {
-	var seen smallmap.Map[takenResult, bool]
+	seen := &cl.taken
 	nextUnmatched := 0
 	take := func(r *trajectory.ToolResult, i int, own bool) {
 		key := takenResult{id: r.CallID}

@@ -94,3 +94,11 @@ func (m *Map[K, V]) Each(f func(K, V)) {
 		f(e.k, e.v)
 	}
 }
+
+// Reset empties the map and keeps its slice's room (not a Go map it moved
+// to), its entries cleared, for a map that is filled again and again.
+func (m *Map[K, V]) Reset() {
+	clear(m.kv)
+	m.kv = m.kv[:0]
+	m.m = nil
+}

@@ -41,3 +41,29 @@ func TestMapAnswersAsAGoMap(t *testing.T) {
 		}
 	}
 }
+
+// After Reset a Map is empty and answers as a new one, below and past the
+// length it keeps in its slice.
+func TestMapReset(t *testing.T) {
+	var m Map[string, int]
+	for _, n := range []int{3, 3 * MaxSlice, MaxSlice, 0, 5} {
+		m.Reset()
+		if m.Len() != 0 {
+			t.Fatalf("Len %d after Reset", m.Len())
+		}
+		for i := range n {
+			if _, ok := m.Get(strconv.Itoa(i)); ok {
+				t.Fatalf("%d found after Reset", i)
+			}
+			m.Put(strconv.Itoa(i), i)
+		}
+		if m.Len() != n {
+			t.Fatalf("Len %d, want %d", m.Len(), n)
+		}
+		for i := range n {
+			if v, ok := m.Get(strconv.Itoa(i)); !ok || v != i {
+				t.Fatalf("Get(%d) = %d, %v", i, v, ok)
+			}
+		}
+	}
+}
