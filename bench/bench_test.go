@@ -114,7 +114,7 @@ type peer struct {
 
 // peerOptions are the settings a benchmark changes on every peer alike.
 type peerOptions struct {
-	// wait replaces the peers' timers (decision_wait, wait_duration) when
+	// wait replaces the peers' timers (decision_wait, settle_wait, wait_duration) when
 	// set: the memory benchmarks hold traces that must not be released.
 	wait time.Duration
 	// recoveryOff turns the triage processor's recovery decisions off.
@@ -132,7 +132,11 @@ var peers = []peer{
 			// (a 1000-step run with its history is about 65 MB).
 			cfg.DecisionWait = time.Second
 			if o.wait > 0 {
-				cfg.DecisionWait = o.wait
+				// Its settle_wait (a rootless trace checked for a run
+				// that ended) is a timer too: with the default 2 s, how
+				// much a memory benchmark finds held would depend on how
+				// long the machine took to feed the traces.
+				cfg.DecisionWait, cfg.SettleWait = o.wait, o.wait
 			}
 			cfg.NumTraces = 200_000
 			cfg.MaxBytes = 0
