@@ -82,7 +82,7 @@ func (g heldGroups) bytes() int {
 	for _, f := range [...]struct {
 		kept bool
 		size uintptr
-	}{{g.tool, unsafe.Sizeof(heldTool{})}, {g.llm, unsafe.Sizeof(heldLLM{})}, {g.errs, unsafe.Sizeof(heldErrs{})}, {g.odd, unsafe.Sizeof(heldOdd{})}} {
+	}{{g.tool, unsafe.Sizeof(heldTool{})}, {g.llm, unsafe.Sizeof(heldLLM{})}, {g.errs || g.odd, unsafe.Sizeof(heldErrs{})}, {g.odd, unsafe.Sizeof(heldOdd{})}} {
 		if f.kept {
 			n += int(f.size)
 		}

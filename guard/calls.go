@@ -23,16 +23,16 @@ func (r *Run) llmStep(k int32) {
 	s := r.steps[k]
 	l := s.eff.model()
 	var fedOnly []int32
-	if in := l.InputResults(); !s.resDone && len(in) > 0 {
-		s.resDone = true
+	if in := l.InputResults(); !s.has(recResDone) && len(in) > 0 {
+		s.mark(recResDone)
 		for i := range in {
 			if j, created := r.takeResult(k, &in[i]); created {
 				fedOnly = append(fedOnly, j)
 			}
 		}
 	}
-	if !s.started {
-		s.started = true
+	if !s.has(recStarted) {
+		s.mark(recStarted)
 		// A new turn: the calls before it are complete as they are (the
 		// results just taken answered them).
 		for _, j := range r.notInLoop {
@@ -47,12 +47,12 @@ func (r *Run) llmStep(k int32) {
 	for _, j := range fedOnly {
 		r.addToLoop(j)
 	}
-	if !s.reqDone && len(l.Requested()) > 0 {
-		s.reqDone = true
+	if !s.has(recReqDone) && len(l.Requested()) > 0 {
+		s.mark(recReqDone)
 		r.requests(k)
 	}
-	if own := l.ToolResults(); !s.ownDone && len(own) > 0 {
-		s.ownDone = true
+	if own := l.ToolResults(); !s.has(recOwnDone) && len(own) > 0 {
+		s.mark(recOwnDone)
 		for i := range own {
 			if j, created := r.takeResult(k, &own[i]); created {
 				r.addToLoop(j)
@@ -209,6 +209,7 @@ func (r *Run) newCall(c callRec) int32 {
 // classifier's own reading of a call) and tells the guards what changed.
 func (r *Run) classify(j int32) {
 	c := &r.calls[j]
+	r.shareTexts(c)
 	call := classifier.Call{Request: c.req, Result: c.result}
 	if c.reqStep >= 0 {
 		rs := &r.steps[r.root(c.reqStep)].eff
@@ -241,9 +242,31 @@ func (r *Run) classify(j int32) {
 		c.inc = &inc
 	}
 	if status == callFailed && j == r.lastAdd {
-		r.loop.LastFailed()
+		r.lastFailed()
 	}
 	r.onCallStatus(j)
+}
+
+// shareTexts makes the texts a call's parts repeat one string: the result
+// fed back to a model step (read out of the escaped JSON of its input
+// history, a copy) is most often the text its tool step returned, and the
+// requested arguments those the tool step ran with. The held readings are
+// the run's own and an equal string is the same value to every reader
+// (Build takes them over at the root), so the copy need not be held.
+func (r *Run) shareTexts(c *callRec) {
+	if c.tool < 0 || (c.result == nil && c.req == nil) {
+		return
+	}
+	t := r.steps[r.root(c.tool)].eff.tool
+	if t == nil {
+		return
+	}
+	if res := c.result; res != nil && len(res.Content) > 0 && res.Content == t.Result {
+		res.Content = t.Result
+	}
+	if req := c.req; req != nil && len(req.Arguments) > 0 && req.Arguments == t.Arguments {
+		req.Arguments = t.Arguments
+	}
 }
 
 // args are the call's arguments as Classify takes them: the tool step's,

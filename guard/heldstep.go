@@ -1,9 +1,12 @@
 package guard
 
 import (
+	"bytes"
+	"slices"
 	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/triage-otel/triage/trajectory"
 )
@@ -22,12 +25,17 @@ type heldStep struct {
 	name             string
 	tool             *heldTool
 	llm              *heldLLM
-	errs             *heldErrs
-	// odd holds Kind and Convention when they are not values the codes
-	// name (SpanReader sets only those).
-	odd        *heldOdd
+	// errs is the error evidence, and Kind and Convention when they are
+	// not values the codes name (SpanReader sets only those).
+	errs       *heldErrs
 	kind, conv uint8
 	flags      uint8
+	// rec and status are the step record's (stepRec), kept in room the
+	// fields above leave (a stepRec is 112 B, not 128): its flags, and
+	// the status code of the call's outermost span. holdStep leaves them
+	// zero; a step record keeps them when its reading changes (setEff).
+	rec    uint8
+	status ptrace.StatusCode
 }
 
 type heldTool struct {
@@ -95,6 +103,7 @@ type heldErrs struct {
 	Errors        []trajectory.ErrorInfo
 	HTTPStatus    int
 	JSONRPCCode   int
+	odd           *heldOdd
 }
 
 type heldOdd struct {
@@ -138,14 +147,14 @@ func holdStep(st *trajectory.Step) heldStep {
 	h := heldStep{spanID: st.SpanID, parentID: st.ParentID, start: st.Start, end: st.End, name: st.Name,
 		kind: codeOf(st.Kind, stepKinds[:]), conv: codeOf(st.Convention, conventions[:])}
 	g := groupsOf(st)
-	if g.odd {
-		h.odd = &heldOdd{kind: st.Kind, conv: st.Convention}
-	}
 	if g.tool {
 		h.tool = &heldTool{st.ToolName, st.ToolCallID, st.Arguments, st.Result}
 	}
-	if g.errs {
+	if g.errs || g.odd {
 		h.errs = &heldErrs{StatusMessage: st.StatusMessage, Errors: st.Errors, HTTPStatus: st.HTTPStatus, JSONRPCCode: st.JSONRPCCode}
+		if g.odd {
+			h.errs.odd = &heldOdd{kind: st.Kind, conv: st.Convention}
+		}
 	}
 	if g.llm {
 		l := &heldLLM{Model: st.Model, Provider: st.Provider, OutputText: st.OutputText,
@@ -202,14 +211,14 @@ func (h *heldStep) step(st *trajectory.Step) {
 
 func (h *heldStep) stepKind() trajectory.StepKind {
 	if h.kind == oddCode {
-		return h.odd.kind
+		return h.errs.odd.kind
 	}
 	return stepKinds[h.kind]
 }
 
 func (h *heldStep) convention() trajectory.Convention {
 	if h.conv == oddCode {
-		return h.odd.conv
+		return h.errs.odd.conv
 	}
 	return conventions[h.conv]
 }
@@ -229,3 +238,41 @@ func (h *heldStep) toolCall() heldTool {
 	}
 	return *h.tool
 }
+
+// shareBack bounds how many steps back a new model step looks for the
+// last model step, whose lists it may share.
+const shareBack = 8
+
+// shareLists makes a new model step's tool definitions and finish
+// reasons the last model step's lists when they are equal: most
+// instrumentations record the tools offered on every model call (each
+// reading makes its own list of the same, shared, definitions), and a
+// held reading is only read (trajectory.Step.Offered is read-only and
+// shared between steps). Equal lists are the same values to every reader.
+func (r *Run) shareLists(l *heldLLM) {
+	for i := len(r.steps) - 1; i >= 0 && i >= len(r.steps)-shareBack; i-- {
+		prev := r.steps[i].eff.llm
+		if prev == nil {
+			continue
+		}
+		if l.lens[listOffered] > 0 && l.lens[listOffered] == prev.lens[listOffered] && l.offered != prev.offered &&
+			slices.EqualFunc(l.Offered(), prev.Offered(), sameToolDef) {
+			l.offered = prev.offered
+		}
+		if l.lens[listFinishReasons] > 0 && l.lens[listFinishReasons] == prev.lens[listFinishReasons] &&
+			l.finishReasons != prev.finishReasons && slices.Equal(l.FinishReasons(), prev.FinishReasons()) {
+			l.finishReasons = prev.finishReasons
+		}
+		return
+	}
+}
+
+// sameToolDef reports whether two tool definitions hold the same values
+// (a nil schema is not an empty one).
+func sameToolDef(a, b trajectory.ToolDef) bool {
+	return a.Name == b.Name && (a.Schema == nil) == (b.Schema == nil) && bytes.Equal(a.Schema, b.Schema) &&
+		sameHint(a.Hints.ReadOnly, b.Hints.ReadOnly) && sameHint(a.Hints.Destructive, b.Hints.Destructive) &&
+		sameHint(a.Hints.Idempotent, b.Hints.Idempotent)
+}
+
+func sameHint(a, b *bool) bool { return a == b || (a != nil && b != nil && *a == *b) }

@@ -68,7 +68,7 @@ func TestHeldStepRoundTrip(t *testing.T) {
 func TestHeldStepIsSmaller(t *testing.T) {
 	tool := trajectory.Step{Kind: trajectory.StepTool, ToolName: "t", Arguments: "{}"}
 	h := holdStep(&tool)
-	if h.llm != nil || h.errs != nil || h.odd != nil {
+	if h.llm != nil || h.errs != nil {
 		t.Fatalf("a tool step without errors holds %+v", h)
 	}
 }

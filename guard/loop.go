@@ -5,6 +5,7 @@ import (
 
 	"github.com/triage-otel/triage/classifier"
 	"github.com/triage-otel/triage/recovery"
+	"github.com/triage-otel/triage/trajectory"
 )
 
 // The loop guard: the classifier's loop rule (LoopDetector) on the calls
@@ -21,7 +22,18 @@ func (r *Run) addToLoop(j int32) {
 	c.inLoop = true
 	r.lastAdd = j
 	if r.loop == nil {
+		if r.firstLoop == nil {
+			// A run's first call cannot complete a loop (the threshold
+			// is 2 or more): it is kept as it would enter the detector,
+			// which is made with the second (about half the held runs
+			// make one call before their root).
+			r.firstLoop = &loopCall{name: c.name, args: r.args(c), result: c.result, failed: c.status == callFailed}
+			return
+		}
+		f := r.firstLoop
+		r.firstLoop = nil
 		r.loop = r.g.classifier.NewLoopDetector()
+		r.loop.Add(f.name, f.args, f.result, f.failed)
 	}
 	l, found := r.loop.Add(c.name, r.args(c), c.result, c.status == callFailed)
 	if !found || !r.g.cfg.Loop.Enabled {
@@ -37,4 +49,21 @@ func (r *Run) addToLoop(j int32) {
 		Tool:        l.Tool,
 		Evidence:    []recovery.Evidence{{SpanID: span, Signal: string(classifier.SignalLoop)}},
 	})
+}
+
+// loopCall is a call as it enters the loop detector (LoopDetector.Add's
+// arguments): the run's first, until the second is added.
+type loopCall struct {
+	name, args string
+	result     *trajectory.ToolResult
+	failed     bool
+}
+
+// lastFailed marks the call added last to the loop rule as failed.
+func (r *Run) lastFailed() {
+	if r.loop == nil {
+		r.firstLoop.failed = true
+		return
+	}
+	r.loop.LastFailed()
 }

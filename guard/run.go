@@ -112,43 +112,66 @@ type Run struct {
 	waiting smallmap.Map[pcommon.SpanID, []int32] // steps whose parent chain stops at this unseen span
 	steps   []*stepRec                            // pointers: a held run's steps are not copied as the list grows
 
-	calls        []callRec
-	byID         smallmap.Map[string, int32]
-	pending      []int32 // calls requested by the last model step, not executed yet
-	early        []int32 // calls of tool steps since the last model step, not requested yet
-	results      smallmap.Map[[sha256.Size]byte, struct{}]
-	nextNoResult int32
+	calls   []callRec
+	byID    smallmap.Map[string, int32]
+	pending []int32 // calls requested by the last model step, not executed yet
+	early   []int32 // calls of tool steps since the last model step, not requested yet
+	results smallmap.Map[[sha256.Size]byte, struct{}]
 	// lastOfTool is each tool's last call; a call links to the one before
 	// it (callRec.prevOfTool).
 	lastOfTool smallmap.Map[string, int32]
 
 	loop      *classifier.LoopDetector
-	lastAdd   int32   // call added last, -1 none
-	notInLoop []int32 // calls not added to the loop detector yet
+	firstLoop *loopCall // the first call, until the second makes loop
+	lastAdd   int32     // call added last, -1 none
+	// nextNoResult is the first call without a result.
+	nextNoResult int32
+	notInLoop    []int32 // calls not added to the loop detector yet
 
 	usage         recovery.Usage
 	lastUsageSpan pcommon.SpanID
 	lastSpan      pcommon.SpanID
 
-	service, agent, convSess string
+	// session is the session id as the spans so far say it, from the
+	// source sessFrom names (sessionFrom): the first span's of the most
+	// preferred source any span had.
+	service, agent, session string
 
 	rare  *runRare
 	batch *batchState // while a batch is added (AddRead, CheckSession)
 	// tripped has the bit of each guard that tripped (tripBit).
-	tripped uint8
+	tripped  uint8
+	sessFrom sessionFrom
+}
+
+// sessionFrom is where a run's session id came from, in order of
+// preference.
+type sessionFrom uint8
+
+const (
+	sessionNone       sessionFrom = iota
+	sessionConvention             // the conventions trajectory recognises
+	sessionResource               // the configured attributes, on a resource
+	sessionSpan                   // the configured attributes, on a span
+)
+
+// noteSession takes id, from src, as the run's session unless the run
+// has one from src or a preferred source.
+func (r *Run) noteSession(id string, src sessionFrom) {
+	if id != "" && r.sessFrom < src {
+		r.session, r.sessFrom = id, src
+	}
 }
 
 // runRare is the part of a run's state that few runs use: the tool
 // definitions of an agent span, MCP hints, the session usage reported
-// (session budgets), the sessions the configured attributes name, the
-// span times (the wall-clock guard).
+// (session budgets), the span times (the wall-clock guard).
 type runRare struct {
-	agentDefs              []trajectory.ToolDef
-	hints                  map[string]trajectory.ToolHints
-	reported               recovery.Usage
-	cfgSession, resSession string
-	minStart, maxEnd       pcommon.Timestamp
-	maxEndSpan             pcommon.SpanID
+	agentDefs        []trajectory.ToolDef
+	hints            map[string]trajectory.ToolHints
+	reported         recovery.Usage
+	minStart, maxEnd pcommon.Timestamp
+	maxEndSpan       pcommon.SpanID
 }
 
 // rareState is the run's rare part, made on first use.
@@ -209,17 +232,35 @@ type spanNode struct {
 // chain links it upwards, is eff's span (merging keeps the outer span's
 // ID).
 type stepRec struct {
-	eff   heldStep // the readings of the call's spans merged as Build merges them
+	// eff is the readings of the call's spans merged as Build merges
+	// them; its rec and status are the record's flags (recStarted, ...)
+	// and the outermost span's status code.
+	eff   heldStep
 	usage recovery.Usage
 	extra *stepExtra
 	// merged is the step this one was merged into, -1 none; call (tool
 	// steps) is the step's call, -1 none yet.
 	merged, call int32
-	status       ptrace.StatusCode // the outermost span's status code
-	started      bool              // LLM steps: the turn boundary was handled
-	reqDone      bool
-	resDone      bool
-	ownDone      bool
+}
+
+// A step record's flags (stepRec.eff.rec).
+const (
+	recStarted uint8 = 1 << iota // LLM steps: the turn boundary was handled
+	recReqDone                   // the requested calls were taken
+	recResDone                   // the results fed back were taken
+	recOwnDone                   // the results of its own calls were taken
+)
+
+func (s *stepRec) has(f uint8) bool { return s.eff.rec&f != 0 }
+func (s *stepRec) mark(f uint8)     { s.eff.rec |= f }
+
+// status is the status code of the call's outermost span.
+func (s *stepRec) status() ptrace.StatusCode { return s.eff.status }
+
+// setEff sets the step's merged reading, keeping the record's own fields.
+func (s *stepRec) setEff(h heldStep) {
+	h.rec, h.status = s.eff.rec, s.eff.status
+	s.eff = h
 }
 
 // stepExtra is what a call has once it has a second span, or (LLM steps)
@@ -336,16 +377,7 @@ func (r *Run) trip(t Trip) {
 // trajectory recognises).
 func (r *Run) Service() string { return r.service }
 func (r *Run) Agent() string   { return r.agent }
-func (r *Run) Session() string {
-	rare := r.rareOrZero()
-	switch {
-	case rare.cfgSession != "":
-		return rare.cfgSession
-	case rare.resSession != "":
-		return rare.resSession
-	}
-	return r.convSess
-}
+func (r *Run) Session() string { return r.session }
 
 // LastSpan is the span fed last.
 func (r *Run) LastSpan() pcommon.SpanID { return r.lastSpan }
@@ -380,9 +412,7 @@ func (r *Run) addSpan(s *Read) {
 	if r.agent == "" {
 		r.agent = rd.Agent
 	}
-	if r.convSess == "" {
-		r.convSess = rd.Session
-	}
+	r.noteSession(rd.Session, sessionConvention)
 	node := spanNode{parent: s.parent, step: -1}
 	// A streamed part of a model call (a chunk span) folds into the call
 	// that encloses it, as a nested span of that call does.
@@ -401,7 +431,12 @@ func (r *Run) addSpan(s *Read) {
 		r.steps[k].addParts([]heldStep{holdStep(&rd.Step)}, []pcommon.SpanID{id})
 	} else {
 		k = int32(len(r.steps))
-		r.steps = append(r.steps, &stepRec{eff: holdStep(&rd.Step), status: s.status, merged: -1, call: -1})
+		rec := &stepRec{eff: holdStep(&rd.Step), merged: -1, call: -1}
+		rec.eff.status = s.status
+		if rec.eff.llm != nil {
+			r.shareLists(rec.eff.llm)
+		}
+		r.steps = append(r.steps, rec)
 		if !ok {
 			r.waitOn(node.parent, k)
 		}
@@ -429,16 +464,8 @@ func (r *Run) identify(s *Read) {
 	if r.service == "" {
 		r.service = s.service
 	}
-	if s.cfgSession == "" && s.resSession == "" {
-		return
-	}
-	rare := r.rareState()
-	if rare.cfgSession == "" {
-		rare.cfgSession = s.cfgSession
-	}
-	if rare.resSession == "" {
-		rare.resSession = s.resSession
-	}
+	r.noteSession(s.cfgSession, sessionSpan)
+	r.noteSession(s.resSession, sessionResource)
 }
 
 // root follows merges to the step that holds k now.
@@ -535,9 +562,7 @@ func (r *Run) mergeInto(k, w int32) {
 		sk.call = sw.call
 		r.calls[sw.call].tool = k
 	}
-	sk.started = sk.started || sw.started
-	sk.reqDone = sk.reqDone || sw.reqDone
-	sk.resDone = sk.resDone || sw.resDone
+	sk.mark(sw.eff.rec & (recStarted | recReqDone | recResDone))
 	r.recompute(k)
 	r.batch.dirty = append(r.batch.dirty, k)
 	// Requested calls and results the nested span brought stay with
@@ -615,9 +640,9 @@ func (r *Run) recompute(k int32) {
 	parts[0].step(&eff)
 	for i := 1; i < len(parts); i++ {
 		parts[i].step(&part)
-		trajectory.MergeNested(&eff, s.status, &part)
+		trajectory.MergeNested(&eff, s.status(), &part)
 	}
-	s.eff = holdStep(&eff)
+	s.setEff(holdStep(&eff))
 }
 
 // fold folds what step k now says into the run: usage, tool definitions,
