@@ -27,7 +27,7 @@ import (
 // with Put, or none to write).
 func (w *attrWriter) annotate(attrs pcommon.Map, inc, root []annotation) bool {
 	if attributeCount(inc)+attributeCount(root) < minRebuiltAnnotations {
-		applyAnnotations(attrs, inc, root)
+		applyAnnotationsWith(attrs, &w.vals, inc, root)
 		return false
 	}
 	both := len(inc) > 0 && len(root) > 0
@@ -45,7 +45,7 @@ func (w *attrWriter) annotate(attrs pcommon.Map, inc, root []annotation) bool {
 	if !w.prefixed || len(w.list) == 0 {
 		// (With no attribute to write, the shared keys are still
 		// removed from the span's own.)
-		applyAnnotations(attrs, inc, root)
+		applyAnnotationsWith(attrs, &w.vals, inc, root)
 		return false
 	}
 	// The span's attributes move to the new map, which is then either
@@ -62,12 +62,12 @@ func (w *attrWriter) annotate(attrs pcommon.Map, inc, root []annotation) bool {
 	}
 	if fresh {
 		for _, a := range w.list {
-			a.set(w.b.AppendEmpty(a.key))
+			a.setWith(w.b.AppendEmpty(a.key), &w.vals)
 		}
 	}
 	w.b.UnsafeIntoMap(attrs)
 	if !fresh {
-		applyAnnotations(attrs, inc, root)
+		applyAnnotationsWith(attrs, &w.vals, inc, root)
 	}
 	return fresh
 }
@@ -75,9 +75,14 @@ func (w *attrWriter) annotate(attrs pcommon.Map, inc, root []annotation) bool {
 // applyAnnotations is annotate with Put and Remove on attrs itself: for a
 // span that already carries triage.* attributes.
 func applyAnnotations(attrs pcommon.Map, inc, root []annotation) {
+	applyAnnotationsWith(attrs, nil, inc, root)
+}
+
+// applyAnnotationsWith is applyAnnotations with strings written from vals.
+func applyAnnotationsWith(attrs pcommon.Map, vals *strValues, inc, root []annotation) {
 	attrs.EnsureCapacity(attrs.Len() + attributeCount(inc) + attributeCount(root))
 	for _, a := range inc {
-		a.apply(attrs)
+		a.applyWith(attrs, vals)
 	}
 	if len(inc) > 0 && len(root) > 0 {
 		for _, k := range sharedKeys {
@@ -85,7 +90,7 @@ func applyAnnotations(attrs pcommon.Map, inc, root []annotation) {
 		}
 	}
 	for _, a := range root {
-		a.apply(attrs)
+		a.applyWith(attrs, vals)
 	}
 }
 
@@ -114,8 +119,12 @@ type attrWriter struct {
 	// was put: such a key could be one of the span's.
 	prefixed bool
 	b        xpdata.MapBuilder
+	// vals writes the strings (strvalues.go).
+	vals strValues
 }
 
+// reset readies w for the next span. (The string block stays: a trace's
+// spans share it; release drops it.)
 func (w *attrWriter) reset() {
 	clear(w.list)
 	w.list = w.list[:0]
@@ -179,8 +188,9 @@ func (w *attrWriter) remove(key string) {
 	}
 }
 
-// set gives v the annotation's value (a.eval == nil).
-func (a *annotation) set(v pcommon.Value) {
+// setWith gives v the annotation's value (a.eval == nil), a string
+// written from vals.
+func (a *annotation) setWith(v pcommon.Value, vals *strValues) {
 	switch a.kind {
 	case pcommon.ValueTypeDouble:
 		v.SetDouble(math.Float64frombits(a.bits))
@@ -189,6 +199,6 @@ func (a *annotation) set(v pcommon.Value) {
 	case pcommon.ValueTypeBool:
 		v.SetBool(a.bits != 0)
 	default:
-		v.SetStr(a.str)
+		vals.set(v, a.str)
 	}
 }

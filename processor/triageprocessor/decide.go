@@ -66,7 +66,10 @@ func boolAnn(k string, v bool) annotation {
 	return a
 }
 
-func (a annotation) apply(m pcommon.Map) {
+func (a annotation) apply(m pcommon.Map) { a.applyWith(m, nil) }
+
+// applyWith is apply with strings written from vals (strvalues.go).
+func (a annotation) applyWith(m pcommon.Map, vals *strValues) {
 	if a.eval != nil {
 		return // an event, added by addEvaluations
 	}
@@ -78,7 +81,7 @@ func (a annotation) apply(m pcommon.Map) {
 	case pcommon.ValueTypeBool:
 		m.PutBool(a.key, a.bits != 0)
 	default:
-		m.PutStr(a.key, a.str)
+		vals.put(m, a.key, a.str)
 	}
 }
 
@@ -120,6 +123,7 @@ func getTraceAnnotations() *traceAnnotations {
 // release clears t (nothing it held stays reachable from the pool) and
 // returns it to the pool.
 func (t *traceAnnotations) release() {
+	t.w.vals.drop() // the trace's spans hold its strings
 	if cap(t.buf) > maxPooledAnnotations || cap(t.evals) > maxPooledAnnotations ||
 		len(t.incident) > maxPooledSpans || len(t.root) > maxPooledSpans {
 		return
@@ -189,7 +193,7 @@ func (t *traceAnnotations) annotate(span ptrace.Span) {
 		return
 	}
 	t.w.annotate(span.Attributes(), inc, root)
-	addEvaluations(span, inc, root)
+	addEvaluations(span, &t.w.vals, inc, root)
 }
 
 // attributeCount is the number of attributes (not evaluation events)
@@ -220,6 +224,15 @@ type classifiedTrace struct {
 	took time.Duration
 }
 
+// classifiedOne is a classified trace with room for one run's verdict
+// (most traces hold one run): allocated together.
+type classifiedOne struct {
+	ct         classifiedTrace
+	verdict    [1]classifier.Verdict
+	extras     [1][]classifier.Incident
+	classifier [1]*classifier.Classifier
+}
+
 func (ct *classifiedTrace) classifierFor(i int) *classifier.Classifier { return ct.classifiers[i] }
 
 // decide classifies the runs of a trace that left the buffer, annotates its
@@ -237,7 +250,10 @@ func (p *triageProcessor) decide(ctx context.Context, h *heldTrace) *decided {
 		var pending []pendingRun
 		if p.guarded(h, func() { pending = p.llm.prepare(h, ct) }) && len(pending) > 0 && p.llm.hold(ctx, len(pending)) {
 			ct.took = time.Since(start)
-			p.llm.ask(ct, pending, func() { p.completeHeld(h, ct) })
+			// (held is what the callback keeps: ct itself stays off the
+			// heap on the path without a model.)
+			held := ct
+			p.llm.ask(held, pending, func() { p.completeHeld(h, held) })
 			return nil
 		}
 	}
@@ -268,7 +284,7 @@ func (p *triageProcessor) guarded(h *heldTrace, fn func()) (ok bool) {
 func (p *triageProcessor) recordDecided(ctx context.Context, h *heldTrace, d *decided, took time.Duration) *decided {
 	p.tb.ProcessorTriageDecisionLatency.Record(ctx, float64(took)/float64(time.Millisecond))
 	p.tb.ProcessorTriageTraceHoldDuration.Record(ctx, p.now().Sub(h.firstSeen).Seconds())
-	p.tb.ProcessorTriageTracesDecided.Add(ctx, 1, attrs1("trigger", h.trigger))
+	p.tb.ProcessorTriageTracesDecided.Add(ctx, 1, adds1("trigger", h.trigger)...)
 	return d
 }
 
@@ -277,7 +293,8 @@ func (p *triageProcessor) classifyTrace(ctx context.Context, h *heldTrace) *clas
 	// One walk of the trace: Build reads every span, indexes it for the
 	// rules and the annotations, and finds each run's top spans and
 	// session.
-	ct := &classifiedTrace{}
+	one := &classifiedOne{}
+	ct := &one.ct
 	// The in-flight watch ends first: Build takes over the steps the
 	// guards read.
 	inFlight := closeInFlight(h)
@@ -294,9 +311,13 @@ func (p *triageProcessor) classifyTrace(ctx context.Context, h *heldTrace) *clas
 	ct.inFlight = inFlight.decisions
 	var ruleIncidents map[pcommon.SpanID][]classifier.Incident
 	ruleIncidents, ct.ruleErr = p.evalRules(ctx, &ct.index)
-	ct.verdicts = make([]classifier.Verdict, len(ct.runs))
-	ct.extras = make([][]classifier.Incident, len(ct.runs))
-	ct.classifiers = make([]*classifier.Classifier, len(ct.runs))
+	if len(ct.runs) == 1 {
+		ct.verdicts, ct.extras, ct.classifiers = one.verdict[:], one.extras[:], one.classifier[:]
+	} else {
+		ct.verdicts = make([]classifier.Verdict, len(ct.runs))
+		ct.extras = make([][]classifier.Incident, len(ct.runs))
+		ct.classifiers = make([]*classifier.Classifier, len(ct.runs))
+	}
 	for i := range ct.runs {
 		run := &ct.runs[i]
 		ct.extras[i] = incidentsOfRun(run, ruleIncidents)
@@ -310,9 +331,12 @@ func (p *triageProcessor) classifyTrace(ctx context.Context, h *heldTrace) *clas
 // decision, besides the in-flight guards' readings (which only spare Build
 // reading spans again: the runs are the same without them).
 func (p *triageProcessor) decisionBuildOptions(h *heldTrace, index *trajectory.SpanIndex) []trajectory.Option {
-	opts := append(h.buildOptions(), trajectory.WithIndex(index))
+	// Room for the logs', the index's, the session keys' and the in-flight
+	// readings' options (classifyTrace appends the last).
+	opts := append(make([]trajectory.Option, 0, 4), h.buildOptions()...)
+	opts = append(opts, trajectory.WithIndex(index))
 	if p.recovery != nil {
-		opts = append(opts, trajectory.WithSessionKeys(p.recovery.sessionAttrs...))
+		opts = append(opts, p.recovery.sessionKeys)
 	}
 	return opts
 }
@@ -388,7 +412,7 @@ func (p *triageProcessor) annotateRuns(ctx context.Context, h *heldTrace, ct *cl
 		if outcome == string(classifier.OutcomeFailed) {
 			failureType = string(v.FailureType)
 		}
-		p.tb.ProcessorTriageDecisions.Add(ctx, 1, attrs2("verdict", outcome, "failure_type", failureType))
+		p.tb.ProcessorTriageDecisions.Add(ctx, 1, adds2("verdict", outcome, "failure_type", failureType)...)
 		if run.RootFound {
 			t.root[run.RootSpanID] = rootAnns
 			continue
@@ -410,6 +434,15 @@ func (p *triageProcessor) annotateRuns(ctx context.Context, h *heldTrace, ct *cl
 			d.lateRoot = rootAnns
 		}
 	}
+	// The trace's strings are written from one block (strvalues.go).
+	n := 0
+	for _, anns := range t.incident {
+		n += stringCount(anns)
+	}
+	for _, anns := range t.root {
+		n += stringCount(anns)
+	}
+	t.w.vals.reserve(n)
 	for _, e := range ct.index.Spans() {
 		t.annotate(e.Span)
 	}

@@ -55,21 +55,27 @@ func groupByTrace(td ptrace.Traces, sizer *ptrace.ProtoMarshaler) ([]*traceGroup
 
 // grouper is the state of one groupByTrace call: the groups in order of
 // first appearance (indexed by trace ID once there are several), the
-// invalid spans by reason, and the sizes and validity of the spans of the
-// resource being moved, in order.
+// invalid spans by reason, and the sizes of the spans of the resource
+// being moved, in order (invalidSize for an invalid span).
 type grouper struct {
 	sizer   *ptrace.ProtoMarshaler
 	groups  []*traceGroup
 	byID    map[pcommon.TraceID]*traceGroup
 	invalid map[string]int64
 	sizes   []int
-	valid   []bool
 }
 
 // group returns the group of trace id, made on first use.
 func (gr *grouper) group(id pcommon.TraceID) *traceGroup {
 	if len(gr.groups) == 1 && gr.groups[0].id == id {
 		return gr.groups[0]
+	}
+	if len(gr.groups) == 0 {
+		// The first trace of the batch (most batches hold one): no index
+		// until a second one appears.
+		g := newTraceGroup(id)
+		gr.groups = append(make([]*traceGroup, 0, 1), g)
+		return g
 	}
 	if gr.byID == nil {
 		gr.byID = make(map[pcommon.TraceID]*traceGroup, 4)
@@ -79,31 +85,45 @@ func (gr *grouper) group(id pcommon.TraceID) *traceGroup {
 	}
 	g, ok := gr.byID[id]
 	if !ok {
-		g = &traceGroup{id: id, td: ptrace.NewTraces(), rsFrom: -1, ssFrom: -1}
+		g = newTraceGroup(id)
 		gr.byID[id] = g
 		gr.groups = append(gr.groups, g)
 	}
 	return g
 }
 
-// scan is the first pass over a resource: the validity and size of each
-// span, whether it holds valid spans (found) and whether they all belong to
-// one trace (single, only).
+func newTraceGroup(id pcommon.TraceID) *traceGroup {
+	return &traceGroup{id: id, td: ptrace.NewTraces(), rsFrom: -1, ssFrom: -1}
+}
+
+// invalidSize marks an invalid span in grouper.sizes.
+const invalidSize = -1
+
+// scan is the first pass over a resource: the size of each span
+// (invalidSize for an invalid one), whether it holds valid spans (found)
+// and whether they all belong to one trace (single, only).
 func (gr *grouper) scan(rs ptrace.ResourceSpans) (only pcommon.TraceID, single, found bool) {
-	gr.sizes, gr.valid = gr.sizes[:0], gr.valid[:0]
 	single = true
 	sss := rs.ScopeSpans()
+	n := 0
+	for j := 0; j < sss.Len(); j++ {
+		n += sss.At(j).Spans().Len()
+	}
+	if cap(gr.sizes) < n {
+		gr.sizes = make([]int, 0, n)
+	}
+	gr.sizes = gr.sizes[:0]
 	for j := 0; j < sss.Len(); j++ {
 		spans := sss.At(j).Spans()
 		for k := 0; k < spans.Len(); k++ {
 			span := spans.At(k)
 			if reason := invalidSpan(span); reason != "" {
 				gr.invalid = countBy(gr.invalid, reason)
-				gr.sizes, gr.valid = append(gr.sizes, 0), append(gr.valid, false)
+				gr.sizes = append(gr.sizes, invalidSize)
 				single = false
 				continue
 			}
-			gr.sizes, gr.valid = append(gr.sizes, gr.sizer.SpanSize(span)), append(gr.valid, true)
+			gr.sizes = append(gr.sizes, gr.sizer.SpanSize(span))
 			if !found {
 				only, found = span.TraceID(), true
 			} else if span.TraceID() != only {
@@ -125,7 +145,14 @@ func (gr *grouper) moveWhole(rs ptrace.ResourceSpans, only pcommon.TraceID) {
 			g.root = g.root || spans.At(k).ParentSpanID().IsEmpty()
 		}
 	}
-	g.add(gr.sizes)
+	sizes := gr.sizes
+	if g.sizes == nil {
+		// The group keeps these sizes (the next resource gets new ones):
+		// add copies them onto themselves.
+		g.sizes = sizes[:0:len(sizes)]
+		gr.sizes = nil
+	}
+	g.add(sizes)
 	rs.MoveTo(g.td.ResourceSpans().AppendEmpty())
 	g.rsFrom = -1
 }
@@ -139,7 +166,7 @@ func (gr *grouper) moveSpans(i int, rs ptrace.ResourceSpans) {
 		ss := sss.At(j)
 		spans := ss.Spans()
 		for k := 0; k < spans.Len(); k++ {
-			if !gr.valid[n] {
+			if gr.sizes[n] == invalidSize {
 				n++
 				continue
 			}

@@ -516,7 +516,8 @@ func (p *triageProcessor) hold(in *intake, g *traceGroup, now time.Time) (h *hel
 			in.evicted++
 			in.toDecide = append(in.toDecide, p.startDeciding(old, triggerEvicted))
 		}
-		h = &heldTrace{id: g.id, td: ptrace.NewTraces(), firstSeen: now}
+		// h.td is set below: a new trace that fits takes the group's.
+		h = &heldTrace{id: g.id, firstSeen: now}
 		p.attachPendingLogs(h)
 		p.held.Add(g.id, h)
 		in.dTraces++
@@ -528,13 +529,20 @@ func (p *triageProcessor) hold(in *intake, g *traceGroup, now time.Time) (h *hel
 	// A trace always holds at least one span, so even a single
 	// oversized span is classified.
 	if (h.spans+g.spans <= p.cfg.MaxSpansPerTrace && h.bytes+g.bytes <= p.cfg.MaxTraceBytes) || (h.spans == 0 && g.spans == 1) {
-		g.td.ResourceSpans().MoveAndAppendTo(h.td.ResourceSpans())
+		if h.td == (ptrace.Traces{}) {
+			h.td = g.td
+		} else {
+			g.td.ResourceSpans().MoveAndAppendTo(h.td.ResourceSpans())
+		}
 		h.spans += g.spans
 		h.bytes += g.bytes
 		p.heldSpans += g.spans
 		p.heldBytes += g.bytes
 		in.dSpans += g.spans
 	} else {
+		if h.td == (ptrace.Traces{}) {
+			h.td = ptrace.NewTraces()
+		}
 		var n, nCut int
 		n, nCut, limit, root = p.addUntilLimit(h, g)
 		in.dSpans += n
@@ -791,7 +799,6 @@ func (p *triageProcessor) publish(ctx context.Context, toDecide []*heldTrace, de
 	if len(toDecide) == 0 && (extra == (ptrace.Traces{}) || extra.SpanCount() == 0) {
 		return
 	}
-	out := ptrace.NewTraces()
 	p.mu.Lock()
 	for i, h := range toDecide {
 		p.decided.add(h.id, decisions[i], p.now())
@@ -802,17 +809,27 @@ func (p *triageProcessor) publish(ctx context.Context, toDecide []*heldTrace, de
 	p.recordDecidedCache(ctx, stats)
 	// Late spans can no longer be added to h.late: the trace is now in the
 	// decision cache, so its spans take the cache path.
+	// The first batch forwarded takes the others (the processor owns them
+	// all): one trace decided alone is forwarded as it was held.
+	var out ptrace.Traces
+	add := func(td ptrace.Traces) {
+		if out == (ptrace.Traces{}) {
+			out = td
+			return
+		}
+		td.ResourceSpans().MoveAndAppendTo(out.ResourceSpans())
+	}
 	for i, h := range toDecide {
-		h.td.ResourceSpans().MoveAndAppendTo(out.ResourceSpans())
+		add(h.td)
 		if h.late != (ptrace.Traces{}) {
 			decisions[i].annotateLateAll(h.late)
-			h.late.ResourceSpans().MoveAndAppendTo(out.ResourceSpans())
+			add(h.late)
 		}
 	}
 	if extra != (ptrace.Traces{}) {
-		extra.ResourceSpans().MoveAndAppendTo(out.ResourceSpans())
+		add(extra)
 	}
-	if out.ResourceSpans().Len() == 0 {
+	if out == (ptrace.Traces{}) || out.ResourceSpans().Len() == 0 {
 		return
 	}
 	p.forward(ctx, out)

@@ -49,10 +49,12 @@ type recoverer struct {
 	engine       *recovery.Engine
 	out          outbound
 	sessionAttrs []string
-	timeout      time.Duration
-	tb           *metadata.TelemetryBuilder
-	logger       *zap.Logger
-	redis        string
+	// sessionKeys is the Build option reading sessionAttrs, made once.
+	sessionKeys trajectory.Option
+	timeout     time.Duration
+	tb          *metadata.TelemetryBuilder
+	logger      *zap.Logger
+	redis       string
 
 	closeOnce sync.Once
 	closeErr  error
@@ -67,6 +69,7 @@ func newRecoverer(cfg *RecoveryConfig, red *recovery.Redactor, tb *metadata.Tele
 		logger:       logger,
 		redis:        cfg.History.Redis.Endpoint,
 	}
+	r.sessionKeys = trajectory.WithSessionKeys(r.sessionAttrs...)
 	eng, err := recovery.New(cfg.engineOptions(), recovery.WithRedactor(red), recovery.WithOnDegraded(r.onDegraded))
 	if err != nil {
 		return nil, fmt.Errorf("recovery: %w", err)
@@ -124,7 +127,7 @@ func (r *recoverer) appendDecide(ctx context.Context, anns []annotation, in reco
 	in.Service, in.Agent = run.Service, run.Agent // the engine redacts them for the document
 	d, anns, ok := r.appendDecision(ctx, anns, in)
 	if ok {
-		r.tb.ProcessorTriageRecoveryDecisions.Add(ctx, 1, attrs1("action", string(d.Action.Kind)))
+		r.tb.ProcessorTriageRecoveryDecisions.Add(ctx, 1, adds1("action", string(d.Action.Kind))...)
 	}
 	return anns
 }

@@ -15,22 +15,28 @@ func addAttrs(opt metric.AddOption) attribute.Set {
 func TestSharedMeasurementOptions(t *testing.T) {
 	var o measurementOptions
 	want := attribute.NewSet(attribute.String("verdict", "failed"), attribute.String("failure_type", "timeout"))
-	first := o.get(attrPair{k1: "verdict", v1: "failed", k2: "failure_type", v2: "timeout"})
+	first := o.get(attrPair{k1: "verdict", v1: "failed", k2: "failure_type", v2: "timeout"}).opt
 	if got := addAttrs(first); !got.Equals(&want) {
 		t.Fatalf("attributes %v, want %v", got.ToSlice(), want.ToSlice())
 	}
-	if got := addAttrs(o.get(attrPair{k1: "verdict", v1: "failed", k2: "failure_type", v2: "timeout"})); !got.Equals(&want) {
+	if got := addAttrs(o.get(attrPair{k1: "verdict", v1: "failed", k2: "failure_type", v2: "timeout"}).opt); !got.Equals(&want) {
 		t.Fatalf("second call: attributes %v, want %v", got.ToSlice(), want.ToSlice())
 	}
 	one := attribute.NewSet(attribute.String("trigger", "root"))
 	if got := addAttrs(attrs1("trigger", "root")); !got.Equals(&one) {
 		t.Fatalf("attrs1: %v", got.ToSlice())
 	}
+	if got := metric.NewAddConfig(adds1("trigger", "root")).Attributes(); !got.Equals(&one) {
+		t.Fatalf("adds1: %v", got.ToSlice())
+	}
+	if got := metric.NewAddConfig(adds2("verdict", "failed", "failure_type", "timeout")).Attributes(); !got.Equals(&want) {
+		t.Fatalf("adds2: %v", got.ToSlice())
+	}
 	// Past the bound, options are still right, only no longer kept.
 	for i := range maxMeasurementOptions + 10 {
 		v := strconv.Itoa(i)
 		w := attribute.NewSet(attribute.String("rule", v))
-		if got := addAttrs(o.get(attrPair{k1: "rule", v1: v})); !got.Equals(&w) {
+		if got := addAttrs(o.get(attrPair{k1: "rule", v1: v}).opt); !got.Equals(&w) {
 			t.Fatalf("rule %s: %v", v, got.ToSlice())
 		}
 	}
