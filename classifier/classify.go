@@ -104,6 +104,8 @@ type classification struct {
 	// results it took (kept with the classification when it is pooled).
 	byID  smallmap.Map[string, int]
 	taken smallmap.Map[takenResult, bool]
+	// okCalls is successes' last request position per tool name.
+	okCalls smallmap.Map[string, int]
 }
 
 func (c *Classifier) classify(run *trajectory.Run, extra []Incident) Verdict {
@@ -143,12 +145,13 @@ func (cl *classification) release() {
 	clear(cl.inc)
 	clear(cl.loopCalls)
 	clear(cl.ring[:cap(cl.ring)])
-	byID, taken, memo := cl.byID, cl.taken, cl.memo
+	byID, taken, memo, okCalls := cl.byID, cl.taken, cl.memo, cl.okCalls
 	byID.Reset()
 	taken.Reset()
 	memo.text.Reset()
 	memo.exc.Reset()
-	*cl = classification{byID: byID, taken: taken, memo: memo}
+	okCalls.Reset()
+	*cl = classification{byID: byID, taken: taken, memo: memo, okCalls: okCalls}
 	if keep(cap(calls)) {
 		cl.calls = calls
 	}
@@ -819,8 +822,8 @@ func (cl *classification) endsWithFinalAnswer() bool {
 // another tool succeed after this one" in constant time).
 type successes struct {
 	lastOKLLM, lastOKAny int
-	lastOKCall           smallmap.Map[string, int]
-	lastOKAnyCall        int // request position of the last call that succeeded
+	lastOKCall           *smallmap.Map[string, int] // the classification's okCalls
+	lastOKAnyCall        int                        // request position of the last call that succeeded
 	top                  [2]namedPos
 }
 
@@ -830,7 +833,8 @@ type namedPos struct {
 }
 
 func (cl *classification) successes() successes {
-	ok := successes{lastOKLLM: -1, lastOKAny: -1, lastOKAnyCall: -1,
+	cl.okCalls.Reset()
+	ok := successes{lastOKLLM: -1, lastOKAny: -1, lastOKAnyCall: -1, lastOKCall: &cl.okCalls,
 		top: [2]namedPos{{pos: -1}, {pos: -1}}}
 	for i := range cl.steps {
 		s := &cl.steps[i]

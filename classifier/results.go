@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+	"unsafe"
 
 	"github.com/triage-otel/triage/trajectory"
 )
@@ -158,7 +159,9 @@ func jsonError(c string) (trajectory.ErrorInfo, bool) {
 // jsonErrorShape is jsonError without its prefilter.
 func jsonErrorShape(c string) (trajectory.ErrorInfo, bool) {
 	var obj map[string]json.RawMessage
-	if json.Unmarshal([]byte(c), &obj) != nil {
+	// The text's bytes, not a copy: Unmarshal only reads its input, and
+	// RawMessage copies what it keeps.
+	if json.Unmarshal(unsafe.Slice(unsafe.StringData(c), len(c)), &obj) != nil {
 		return trajectory.ErrorInfo{}, false
 	}
 	str := func(k string) string {
