@@ -249,6 +249,10 @@ const shareBack = 8
 // reading makes its own list of the same, shared, definitions), and a
 // held reading is only read (trajectory.Step.Offered is read-only and
 // shared between steps). Equal lists are the same values to every reader.
+//
+// A run's first model step (or one with no model step shortly before it)
+// is compared with the definitions the guards held last, of any run:
+// the runs of one agent are offered the same tools.
 func (r *Run) shareLists(l *heldLLM) {
 	for i := len(r.steps) - 1; i >= 0 && i >= len(r.steps)-shareBack; i-- {
 		prev := r.steps[i].eff.llm
@@ -265,6 +269,21 @@ func (r *Run) shareLists(l *heldLLM) {
 		}
 		return
 	}
+	if l.lens[listOffered] == 0 {
+		return
+	}
+	if last := r.g.lastOffered.Load(); last != nil && last.n == l.lens[listOffered] &&
+		slices.EqualFunc(l.Offered(), heldList(last.p, last.n), sameToolDef) {
+		l.offered = last.p
+		return
+	}
+	r.g.lastOffered.Store(&offeredList{p: l.offered, n: l.lens[listOffered]})
+}
+
+// offeredList is a held list of tool definitions (holdList's form).
+type offeredList struct {
+	p *trajectory.ToolDef
+	n uint32
 }
 
 // sameToolDef reports whether two tool definitions hold the same values

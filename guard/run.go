@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -27,6 +28,9 @@ type Guards struct {
 	runBytes    int
 	// batches lends each AddRead (and CheckSession) its scratch room.
 	batches sync.Pool
+	// lastOffered is the list of tool definitions held last by a run's
+	// first model step (shareLists).
+	lastOffered atomic.Pointer[offeredList]
 }
 
 // New returns the guards for cfg. cls is the classifier whose loop rule

@@ -40,9 +40,12 @@ const (
 
 // inFlight is the in-flight state of one held trace.
 type inFlight struct {
-	mu        sync.Mutex
-	run       *guard.Run
-	decisions []recovery.Decision
+	mu  sync.Mutex
+	run *guard.Run
+	// decisions are the in-flight decisions taken, nil before the first
+	// (a held trace keeps its handle, 32 B with the list behind a
+	// pointer, 48 B with it here; few traces trip a guard).
+	decisions *[]recovery.Decision
 	// closed: the trace is being decided; no in-flight decision may be
 	// taken after the final one read the list.
 	closed bool
@@ -155,7 +158,10 @@ func (p *triageProcessor) runInFlight(ctx context.Context, feeds []inFlightFeed)
 			if !ok {
 				continue
 			}
-			st.decisions = append(st.decisions, d)
+			if st.decisions == nil {
+				st.decisions = new([]recovery.Decision)
+			}
+			*st.decisions = append(*st.decisions, d)
 			if out == (ptrace.Traces{}) {
 				out = ptrace.NewTraces()
 			}
@@ -272,7 +278,11 @@ func closeInFlight(h *heldTrace) closedInFlight {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.closed = true
-	return closedInFlight{run: st.run, decisions: st.decisions, reported: st.run.Reported()}
+	c := closedInFlight{run: st.run, reported: st.run.Reported()}
+	if st.decisions != nil {
+		c.decisions = *st.decisions
+	}
+	return c
 }
 
 // buildOptions hands Build the steps the guards read as the trace's spans
