@@ -193,11 +193,11 @@ func (w *attrWriter) remove(key string) {
 func (a *annotation) setWith(v pcommon.Value, vals *strValues) {
 	switch a.kind {
 	case pcommon.ValueTypeDouble:
-		v.SetDouble(math.Float64frombits(a.bits))
+		vals.setDouble(v, math.Float64frombits(a.bits))
 	case pcommon.ValueTypeInt:
-		v.SetInt(int64(a.bits))
+		vals.setInt(v, int64(a.bits))
 	case pcommon.ValueTypeBool:
-		v.SetBool(a.bits != 0)
+		vals.setBool(v, a.bits != 0)
 	default:
 		vals.set(v, a.str)
 	}

@@ -75,11 +75,11 @@ func (a annotation) applyWith(m pcommon.Map, vals *strValues) {
 	}
 	switch a.kind {
 	case pcommon.ValueTypeDouble:
-		m.PutDouble(a.key, math.Float64frombits(a.bits))
+		vals.putDouble(m, a.key, math.Float64frombits(a.bits))
 	case pcommon.ValueTypeInt:
-		m.PutInt(a.key, int64(a.bits))
+		vals.putInt(m, a.key, int64(a.bits))
 	case pcommon.ValueTypeBool:
-		m.PutBool(a.key, a.bits != 0)
+		vals.putBool(m, a.key, a.bits != 0)
 	default:
 		vals.put(m, a.key, a.str)
 	}
@@ -376,6 +376,15 @@ func (p *triageProcessor) annotateRuns(ctx context.Context, h *heldTrace, ct *cl
 	t := getTraceAnnotations()
 	evals := p.cfg.EvaluationEvents
 	var lateRootOutcome string
+	// strs and nums count the values the lists hold, once per span written
+	// (a span that is both an incident and a root counts a few twice):
+	// the trace's values are written from one block of each kind
+	// (strvalues.go).
+	strs, nums := 0, 0
+	count := func(anns []annotation, spans int) {
+		s, n := valueCount(anns)
+		strs, nums = strs+spans*s, nums+spans*n
+	}
 	for i := range ct.runs {
 		run := &ct.runs[i]
 		v := &ct.verdicts[i]
@@ -397,8 +406,11 @@ func (p *triageProcessor) annotateRuns(ctx context.Context, h *heldTrace, ct *cl
 				if !ok {
 					anns = t.list(incidentAnnotationsCap)
 				}
+				had := len(anns)
 				anns = appendIncidentAnnotations(anns, &inc)
-				t.incident[inc.SpanID] = t.evaluated(evals, anns, incidentEvaluation(&inc))
+				anns = t.evaluated(evals, anns, incidentEvaluation(&inc))
+				count(anns[had:], 1)
+				t.incident[inc.SpanID] = anns
 			}
 			rootAnns = appendRootAnnotations(t.list(rootAnnotationsCap(v.Outcome)), v, ruleErrText)
 			rootAnns = t.evaluated(evals, rootAnns, runEvaluation(v))
@@ -414,6 +426,7 @@ func (p *triageProcessor) annotateRuns(ctx context.Context, h *heldTrace, ct *cl
 		}
 		p.tb.ProcessorTriageDecisions.Add(ctx, 1, adds2("verdict", outcome, "failure_type", failureType)...)
 		if run.RootFound {
+			count(rootAnns, 1)
 			t.root[run.RootSpanID] = rootAnns
 			continue
 		}
@@ -429,20 +442,13 @@ func (p *triageProcessor) annotateRuns(ctx context.Context, h *heldTrace, ct *cl
 		for _, id := range run.TopSpanIDs {
 			t.root[id] = standIn
 		}
+		count(standIn, len(run.TopSpanIDs))
 		if lateRootOutcome == "" || worse(outcome, lateRootOutcome) {
 			lateRootOutcome = outcome
 			d.lateRoot = rootAnns
 		}
 	}
-	// The trace's strings are written from one block (strvalues.go).
-	n := 0
-	for _, anns := range t.incident {
-		n += stringCount(anns)
-	}
-	for _, anns := range t.root {
-		n += stringCount(anns)
-	}
-	t.w.vals.reserve(n)
+	t.w.vals.reserve(strs, nums)
 	for _, e := range ct.index.Spans() {
 		t.annotate(e.Span)
 	}

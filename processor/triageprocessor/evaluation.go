@@ -191,7 +191,7 @@ func addEvaluations(span ptrace.Span, vals *strValues, anns ...[]annotation) {
 			vals.put(m, attrEvaluationName, evaluationName)
 			vals.put(m, attrEvaluationScoreLabel, a.eval.label)
 			if a.eval.hasScore {
-				m.PutDouble(attrEvaluationScoreValue, a.eval.score)
+				vals.putDouble(m, attrEvaluationScoreValue, a.eval.score)
 			}
 			vals.put(m, attrEvaluationExplanation, a.eval.explanation)
 		}

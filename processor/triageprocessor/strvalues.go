@@ -6,7 +6,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
-// String values written from one block per trace.
+// Values written from one block per trace.
 //
 // pdata allocates a 16-byte wrapper for every string value it is given
 // (Value.SetStr, Map.PutStr): a value is an interface holding a pointer to
@@ -37,6 +37,52 @@ type eface struct{ typ, data unsafe.Pointer }
 // the layout check failed.
 var strCellType = probeStrCellType()
 
+// Numbers and flags are written the same way from a block of words (no
+// pointers in it): pdata's double, int and bool wrappers are structs of one
+// float64, int64 or bool. numTypes are their type words, in that order;
+// nil when the layout check failed.
+var numTypes = probeNumTypes()
+
+type numTypeWords struct{ double, int, bool unsafe.Pointer }
+
+func probeNumTypes() *numTypeWords {
+	if strCellType == nil {
+		return nil
+	}
+	typeOf := func(v pcommon.Value) (typ, data unsafe.Pointer) {
+		e := (*eface)(unsafe.Pointer(valueIface(v)))
+		return e.typ, e.data
+	}
+	dt, dd := typeOf(pcommon.NewValueDouble(1.5))
+	it, id := typeOf(pcommon.NewValueInt(-7))
+	bt, bd := typeOf(pcommon.NewValueBool(true))
+	if dd == nil || id == nil || bd == nil || *(*float64)(dd) != 1.5 || *(*int64)(id) != -7 || !*(*bool)(bd) {
+		return nil
+	}
+	if dt == nil || it == nil || bt == nil || dt == it || dt == bt || it == bt || dt == strCellType || it == strCellType || bt == strCellType {
+		return nil
+	}
+	w := &numTypeWords{double: dt, int: it, bool: bt}
+	cells := make([]uint64, 3)
+	v := pcommon.NewValueStr("x")
+	*(*float64)(unsafe.Pointer(&cells[0])) = -2.25
+	setCell(v, w.double, unsafe.Pointer(&cells[0]))
+	if v.Type() != pcommon.ValueTypeDouble || v.Double() != -2.25 {
+		return nil
+	}
+	*(*int64)(unsafe.Pointer(&cells[1])) = 42
+	setCell(v, w.int, unsafe.Pointer(&cells[1]))
+	if v.Type() != pcommon.ValueTypeInt || v.Int() != 42 {
+		return nil
+	}
+	*(*bool)(unsafe.Pointer(&cells[2])) = true
+	setCell(v, w.bool, unsafe.Pointer(&cells[2]))
+	if v.Type() != pcommon.ValueTypeBool || !v.Bool() {
+		return nil
+	}
+	return w
+}
+
 // valueIface is the interface inside v (pdata's AnyValue.Value).
 func valueIface(v pcommon.Value) *any {
 	return *(**any)(unsafe.Pointer(&v))
@@ -59,7 +105,7 @@ func probeStrCellType() unsafe.Pointer {
 		}
 	}
 	w := pcommon.NewValueInt(7)
-	setCell(w, typ, &strCell{s: "cell"})
+	setCell(w, typ, unsafe.Pointer(&strCell{s: "cell"}))
 	if w.Type() != pcommon.ValueTypeStr || w.Str() != "cell" || w.AsString() != "cell" {
 		return nil
 	}
@@ -71,11 +117,11 @@ func probeStrCellType() unsafe.Pointer {
 	return typ
 }
 
-// setCell makes v the string value held by c.
-func setCell(v pcommon.Value, typ unsafe.Pointer, c *strCell) {
+// setCell makes v the value of type word typ held by the cell at c.
+func setCell(v pcommon.Value, typ, c unsafe.Pointer) {
 	var x any
 	e := (*eface)(unsafe.Pointer(&x))
-	e.typ, e.data = typ, unsafe.Pointer(c)
+	e.typ, e.data = typ, c
 	*valueIface(v) = x
 }
 
@@ -84,26 +130,105 @@ func setCell(v pcommon.Value, typ unsafe.Pointer, c *strCell) {
 // *strValues writes with pdata's own wrappers.
 type strValues struct {
 	cells []strCell
+	nums  []uint64
 }
 
 // minStrBlock is the smallest block carved when the reserved room is
 // used up.
 const minStrBlock = 8
 
-// reserve makes room for n more strings in one block.
-func (s *strValues) reserve(n int) {
-	if s == nil || strCellType == nil || cap(s.cells)-len(s.cells) >= n {
+// reserve makes room for n more strings and nums more numbers or flags,
+// each kind in one block.
+func (s *strValues) reserve(n, nums int) {
+	if s == nil {
 		return
 	}
-	s.cells = make([]strCell, 0, n)
+	if strCellType != nil && cap(s.cells)-len(s.cells) < n {
+		s.cells = make([]strCell, 0, n)
+	}
+	if numTypes != nil && cap(s.nums)-len(s.nums) < nums {
+		s.nums = make([]uint64, 0, nums)
+	}
 }
 
-// drop forgets the block: the values handed out keep it, and the next
-// trace's strings never share it.
+// drop forgets the blocks: the values handed out keep them, and the next
+// trace's values never share them.
 func (s *strValues) drop() {
 	if s != nil {
-		s.cells = nil
+		s.cells, s.nums = nil, nil
 	}
+}
+
+// num is the next number cell; nil when numbers are written by pdata.
+func (s *strValues) num() unsafe.Pointer {
+	if s == nil || numTypes == nil {
+		return nil
+	}
+	if len(s.nums) == cap(s.nums) {
+		s.nums = make([]uint64, 0, minStrBlock)
+	}
+	s.nums = s.nums[:len(s.nums)+1]
+	return unsafe.Pointer(&s.nums[len(s.nums)-1])
+}
+
+// setDouble is v.SetDouble(f).
+func (s *strValues) setDouble(v pcommon.Value, f float64) {
+	c := s.num()
+	if c == nil {
+		v.SetDouble(f)
+		return
+	}
+	*(*float64)(c) = f
+	setCell(v, numTypes.double, c)
+}
+
+// setInt is v.SetInt(i).
+func (s *strValues) setInt(v pcommon.Value, i int64) {
+	c := s.num()
+	if c == nil {
+		v.SetInt(i)
+		return
+	}
+	*(*int64)(c) = i
+	setCell(v, numTypes.int, c)
+}
+
+// setBool is v.SetBool(b).
+func (s *strValues) setBool(v pcommon.Value, b bool) {
+	c := s.num()
+	if c == nil {
+		v.SetBool(b)
+		return
+	}
+	*(*bool)(c) = b
+	setCell(v, numTypes.bool, c)
+}
+
+// putDouble is m.PutDouble(k, f).
+func (s *strValues) putDouble(m pcommon.Map, k string, f float64) {
+	if s == nil || numTypes == nil {
+		m.PutDouble(k, f)
+		return
+	}
+	s.setDouble(m.PutEmpty(k), f)
+}
+
+// putInt is m.PutInt(k, i).
+func (s *strValues) putInt(m pcommon.Map, k string, i int64) {
+	if s == nil || numTypes == nil {
+		m.PutInt(k, i)
+		return
+	}
+	s.setInt(m.PutEmpty(k), i)
+}
+
+// putBool is m.PutBool(k, b).
+func (s *strValues) putBool(m pcommon.Map, k string, b bool) {
+	if s == nil || numTypes == nil {
+		m.PutBool(k, b)
+		return
+	}
+	s.setBool(m.PutEmpty(k), b)
 }
 
 // set is v.SetStr(str).
@@ -116,7 +241,7 @@ func (s *strValues) set(v pcommon.Value, str string) {
 		s.cells = make([]strCell, 0, minStrBlock)
 	}
 	s.cells = append(s.cells, strCell{s: str})
-	setCell(v, strCellType, &s.cells[len(s.cells)-1])
+	setCell(v, strCellType, unsafe.Pointer(&s.cells[len(s.cells)-1]))
 }
 
 // put is m.PutStr(k, str).
@@ -128,20 +253,24 @@ func (s *strValues) put(m pcommon.Map, k, str string) {
 	s.set(m.PutEmpty(k), str)
 }
 
-// stringCount is the number of string values writing anns takes: one a
-// string attribute, three an evaluation event.
-func stringCount(anns []annotation) int {
-	n := 0
+// valueCount is the number of string values, and of numbers and flags,
+// writing anns takes: one an attribute, an evaluation event three strings
+// and its score.
+func valueCount(anns []annotation) (strs, nums int) {
 	for i := range anns {
-		if anns[i].eval != nil {
-			n += 3
+		if e := anns[i].eval; e != nil {
+			strs += 3
+			if e.hasScore {
+				nums++
+			}
 			continue
 		}
 		switch anns[i].kind {
 		case pcommon.ValueTypeDouble, pcommon.ValueTypeInt, pcommon.ValueTypeBool:
+			nums++
 		default:
-			n++
+			strs++
 		}
 	}
-	return n
+	return strs, nums
 }

@@ -13,11 +13,11 @@ import (
 // written from a cell is, to pdata, a string value like SetStr's: read,
 // copied, replaced, marshalled alike.
 func TestStrCellsLayout(t *testing.T) {
-	if strCellType == nil {
-		t.Fatal("pdata's string value layout is not the one strvalues.go writes: strings are written with SetStr")
+	if strCellType == nil || numTypes == nil {
+		t.Fatal("pdata's value layout is not the one strvalues.go writes: values are written with pdata's Set*")
 	}
 	var vals strValues
-	vals.reserve(3)
+	vals.reserve(3, 2)
 	mk := func(set func(m pcommon.Map)) ptrace.Traces {
 		td := ptrace.NewTraces()
 		span := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
@@ -33,12 +33,34 @@ func TestStrCellsLayout(t *testing.T) {
 		vals.put(m, "replaced", "new")
 		vals.set(m.PutEmpty("b"), "")
 		vals.put(m, "c", "past the reserved block")
+		vals.putDouble(m, "d", 0.75)
+		vals.putInt(m, "n", -3) // replaces
+		vals.putBool(m, "t", true)
+		vals.putBool(m, "f", false)
+		for i := range minStrBlock + 2 { // past the reserved block
+			vals.putDouble(m, "d", float64(i))
+			vals.putInt(m, "i", int64(i))
+		}
+		vals.setDouble(m.PutEmpty("e"), -1e300)
+		vals.setInt(m.PutEmpty("j"), 1<<62)
+		vals.setBool(m.PutEmpty("b2"), true)
 	})
 	want := mk(func(m pcommon.Map) {
 		m.PutStr("a", "alpha")
 		m.PutStr("replaced", "new")
 		m.PutEmpty("b").SetStr("")
 		m.PutStr("c", "past the reserved block")
+		m.PutDouble("d", 0.75)
+		m.PutInt("n", -3)
+		m.PutBool("t", true)
+		m.PutBool("f", false)
+		for i := range minStrBlock + 2 {
+			m.PutDouble("d", float64(i))
+			m.PutInt("i", int64(i))
+		}
+		m.PutEmpty("e").SetDouble(-1e300)
+		m.PutEmpty("j").SetInt(1 << 62)
+		m.PutEmpty("b2").SetBool(true)
 	})
 	var pm ptrace.ProtoMarshaler
 	gb, err := pm.MarshalTraces(got)
@@ -65,11 +87,17 @@ func TestStrCellsLayout(t *testing.T) {
 	if v, _ := cp.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes().Get("replaced"); v.Str() != "new" {
 		t.Fatalf("copied trace: replaced = %q", v.Str())
 	}
+	for k, want := range map[string]any{"d": float64(minStrBlock + 1), "n": int64(-3), "t": true, "f": false, "e": -1e300, "j": int64(1 << 62)} {
+		v, _ := attrs.Get(k)
+		if got := v.AsRaw(); got != want {
+			t.Errorf("%s = %v (%T), want %v", k, got, got, want)
+		}
+	}
 	// nil writes with pdata's wrappers.
 	var none *strValues
 	m := pcommon.NewMap()
 	none.put(m, "k", "v")
-	none.reserve(4)
+	none.reserve(4, 4)
 	none.drop()
 	if v, _ := m.Get("k"); v.Str() != "v" {
 		t.Fatalf("nil strValues: %q", v.Str())
