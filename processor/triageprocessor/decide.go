@@ -303,7 +303,8 @@ func (p *triageProcessor) classifyTrace(ctx context.Context, h *heldTrace) *clas
 		ct.runs, ct.index = h.built.runs, h.built.index
 		h.built = nil
 	} else {
-		opts := append(p.decisionBuildOptions(h, &ct.index), inFlight.buildOptions()...)
+		var room [4]trajectory.Option
+		opts := append(p.appendDecisionBuildOptions(room[:0], h, &ct.index), inFlight.buildOptions()...)
 		ct.runs = trajectory.Build(h.td, opts...)
 	}
 	p.recordJoinedLogs(ctx, h)
@@ -331,9 +332,14 @@ func (p *triageProcessor) classifyTrace(ctx context.Context, h *heldTrace) *clas
 // decision, besides the in-flight guards' readings (which only spare Build
 // reading spans again: the runs are the same without them).
 func (p *triageProcessor) decisionBuildOptions(h *heldTrace, index *trajectory.SpanIndex) []trajectory.Option {
-	// Room for the logs', the index's, the session keys' and the in-flight
-	// readings' options (classifyTrace appends the last).
-	opts := append(make([]trajectory.Option, 0, 4), h.buildOptions()...)
+	return p.appendDecisionBuildOptions(nil, h, index)
+}
+
+// appendDecisionBuildOptions appends decisionBuildOptions to opts: room
+// for four (the logs', the index's, the session keys' and the in-flight
+// readings') spares the list an allocation.
+func (p *triageProcessor) appendDecisionBuildOptions(opts []trajectory.Option, h *heldTrace, index *trajectory.SpanIndex) []trajectory.Option {
+	opts = append(opts, h.buildOptions()...)
 	opts = append(opts, trajectory.WithIndex(index))
 	if p.recovery != nil {
 		opts = append(opts, p.recovery.sessionKeys)

@@ -72,10 +72,11 @@ func (gr *grouper) group(id pcommon.TraceID) *traceGroup {
 	}
 	if len(gr.groups) == 0 {
 		// The first trace of the batch (most batches hold one): no index
-		// until a second one appears.
-		g := newTraceGroup(id)
-		gr.groups = append(make([]*traceGroup, 0, 1), g)
-		return g
+		// until a second one appears, and the list made with the group.
+		f := &firstGroup{g: traceGroup{id: id, td: ptrace.NewTraces(), rsFrom: -1, ssFrom: -1}}
+		f.list[0] = &f.g
+		gr.groups = f.list[:]
+		return &f.g
 	}
 	if gr.byID == nil {
 		gr.byID = make(map[pcommon.TraceID]*traceGroup, 4)
@@ -90,6 +91,12 @@ func (gr *grouper) group(id pcommon.TraceID) *traceGroup {
 		gr.groups = append(gr.groups, g)
 	}
 	return g
+}
+
+// firstGroup is a batch's first group with the batch's list of groups.
+type firstGroup struct {
+	g    traceGroup
+	list [1]*traceGroup
 }
 
 func newTraceGroup(id pcommon.TraceID) *traceGroup {
