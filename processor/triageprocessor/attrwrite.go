@@ -27,7 +27,7 @@ import (
 // with Put, or none to write).
 func (w *attrWriter) annotate(attrs pcommon.Map, inc, root []annotation) bool {
 	if attributeCount(inc)+attributeCount(root) < minRebuiltAnnotations {
-		applyAnnotationsWith(attrs, &w.vals, inc, root)
+		applyAnnotations(attrs, inc, root)
 		return false
 	}
 	both := len(inc) > 0 && len(root) > 0
@@ -45,7 +45,7 @@ func (w *attrWriter) annotate(attrs pcommon.Map, inc, root []annotation) bool {
 	if !w.prefixed || len(w.list) == 0 {
 		// (With no attribute to write, the shared keys are still
 		// removed from the span's own.)
-		applyAnnotationsWith(attrs, &w.vals, inc, root)
+		applyAnnotations(attrs, inc, root)
 		return false
 	}
 	// The span's attributes move to the new map, which is then either
@@ -62,12 +62,12 @@ func (w *attrWriter) annotate(attrs pcommon.Map, inc, root []annotation) bool {
 	}
 	if fresh {
 		for _, a := range w.list {
-			a.setWith(w.b.AppendEmpty(a.key), &w.vals)
+			a.set(w.b.AppendEmpty(a.key))
 		}
 	}
 	w.b.UnsafeIntoMap(attrs)
 	if !fresh {
-		applyAnnotationsWith(attrs, &w.vals, inc, root)
+		applyAnnotations(attrs, inc, root)
 	}
 	return fresh
 }
@@ -75,14 +75,9 @@ func (w *attrWriter) annotate(attrs pcommon.Map, inc, root []annotation) bool {
 // applyAnnotations is annotate with Put and Remove on attrs itself: for a
 // span that already carries triage.* attributes.
 func applyAnnotations(attrs pcommon.Map, inc, root []annotation) {
-	applyAnnotationsWith(attrs, nil, inc, root)
-}
-
-// applyAnnotationsWith is applyAnnotations with strings written from vals.
-func applyAnnotationsWith(attrs pcommon.Map, vals *strValues, inc, root []annotation) {
 	attrs.EnsureCapacity(attrs.Len() + attributeCount(inc) + attributeCount(root))
 	for _, a := range inc {
-		a.applyWith(attrs, vals)
+		a.apply(attrs)
 	}
 	if len(inc) > 0 && len(root) > 0 {
 		for _, k := range sharedKeys {
@@ -90,7 +85,7 @@ func applyAnnotationsWith(attrs pcommon.Map, vals *strValues, inc, root []annota
 		}
 	}
 	for _, a := range root {
-		a.applyWith(attrs, vals)
+		a.apply(attrs)
 	}
 }
 
@@ -119,8 +114,6 @@ type attrWriter struct {
 	// was put: such a key could be one of the span's.
 	prefixed bool
 	b        xpdata.MapBuilder
-	// vals writes the strings (strvalues.go).
-	vals strValues
 }
 
 // reset readies w for the next span. (The string block stays: a trace's
@@ -188,17 +181,16 @@ func (w *attrWriter) remove(key string) {
 	}
 }
 
-// setWith gives v the annotation's value (a.eval == nil), a string
-// written from vals.
-func (a *annotation) setWith(v pcommon.Value, vals *strValues) {
+// set gives v the annotation's value (a.eval == nil).
+func (a *annotation) set(v pcommon.Value) {
 	switch a.kind {
 	case pcommon.ValueTypeDouble:
-		vals.setDouble(v, math.Float64frombits(a.bits))
+		v.SetDouble(math.Float64frombits(a.bits))
 	case pcommon.ValueTypeInt:
-		vals.setInt(v, int64(a.bits))
+		v.SetInt(int64(a.bits))
 	case pcommon.ValueTypeBool:
-		vals.setBool(v, a.bits != 0)
+		v.SetBool(a.bits != 0)
 	default:
-		vals.set(v, a.str)
+		v.SetStr(a.str)
 	}
 }

@@ -66,22 +66,19 @@ func boolAnn(k string, v bool) annotation {
 	return a
 }
 
-func (a annotation) apply(m pcommon.Map) { a.applyWith(m, nil) }
-
-// applyWith is apply with strings written from vals (strvalues.go).
-func (a annotation) applyWith(m pcommon.Map, vals *strValues) {
+func (a annotation) apply(m pcommon.Map) {
 	if a.eval != nil {
 		return // an event, added by addEvaluations
 	}
 	switch a.kind {
 	case pcommon.ValueTypeDouble:
-		vals.putDouble(m, a.key, math.Float64frombits(a.bits))
+		m.PutDouble(a.key, math.Float64frombits(a.bits))
 	case pcommon.ValueTypeInt:
-		vals.putInt(m, a.key, int64(a.bits))
+		m.PutInt(a.key, int64(a.bits))
 	case pcommon.ValueTypeBool:
-		vals.putBool(m, a.key, a.bits != 0)
+		m.PutBool(a.key, a.bits != 0)
 	default:
-		vals.put(m, a.key, a.str)
+		m.PutStr(a.key, a.str)
 	}
 }
 
@@ -123,7 +120,6 @@ func getTraceAnnotations() *traceAnnotations {
 // release clears t (nothing it held stays reachable from the pool) and
 // returns it to the pool.
 func (t *traceAnnotations) release() {
-	t.w.vals.drop() // the trace's spans hold its strings
 	if cap(t.buf) > maxPooledAnnotations || cap(t.evals) > maxPooledAnnotations ||
 		len(t.incident) > maxPooledSpans || len(t.root) > maxPooledSpans {
 		return
@@ -193,7 +189,7 @@ func (t *traceAnnotations) annotate(span ptrace.Span) {
 		return
 	}
 	t.w.annotate(span.Attributes(), inc, root)
-	addEvaluations(span, &t.w.vals, inc, root)
+	addEvaluations(span, inc, root)
 }
 
 // attributeCount is the number of attributes (not evaluation events)
@@ -382,15 +378,6 @@ func (p *triageProcessor) annotateRuns(ctx context.Context, h *heldTrace, ct *cl
 	t := getTraceAnnotations()
 	evals := p.cfg.EvaluationEvents
 	var lateRootOutcome string
-	// strs and nums count the values the lists hold, once per span written
-	// (a span that is both an incident and a root counts a few twice):
-	// the trace's values are written from one block of each kind
-	// (strvalues.go).
-	strs, nums := 0, 0
-	count := func(anns []annotation, spans int) {
-		s, n := valueCount(anns)
-		strs, nums = strs+spans*s, nums+spans*n
-	}
 	for i := range ct.runs {
 		run := &ct.runs[i]
 		v := &ct.verdicts[i]
@@ -412,10 +399,8 @@ func (p *triageProcessor) annotateRuns(ctx context.Context, h *heldTrace, ct *cl
 				if !ok {
 					anns = t.list(incidentAnnotationsCap)
 				}
-				had := len(anns)
 				anns = appendIncidentAnnotations(anns, &inc)
 				anns = t.evaluated(evals, anns, incidentEvaluation(&inc))
-				count(anns[had:], 1)
 				t.incident[inc.SpanID] = anns
 			}
 			rootAnns = appendRootAnnotations(t.list(rootAnnotationsCap(v.Outcome)), v, ruleErrText)
@@ -432,7 +417,6 @@ func (p *triageProcessor) annotateRuns(ctx context.Context, h *heldTrace, ct *cl
 		}
 		p.tb.ProcessorTriageDecisions.Add(ctx, 1, adds2("verdict", outcome, "failure_type", failureType)...)
 		if run.RootFound {
-			count(rootAnns, 1)
 			t.root[run.RootSpanID] = rootAnns
 			continue
 		}
@@ -448,13 +432,11 @@ func (p *triageProcessor) annotateRuns(ctx context.Context, h *heldTrace, ct *cl
 		for _, id := range run.TopSpanIDs {
 			t.root[id] = standIn
 		}
-		count(standIn, len(run.TopSpanIDs))
 		if lateRootOutcome == "" || worse(outcome, lateRootOutcome) {
 			lateRootOutcome = outcome
 			d.lateRoot = rootAnns
 		}
 	}
-	t.w.vals.reserve(strs, nums)
 	for _, e := range ct.index.Spans() {
 		t.annotate(e.Span)
 	}

@@ -83,7 +83,7 @@ func (d *decided) annotateLate(span ptrace.Span) {
 		a.apply(attrs)
 	}
 	attrs.PutBool(attrLate, true)
-	addEvaluations(span, nil, anns)
+	addEvaluations(span, anns)
 }
 
 func (d *decided) annotateLateAll(td ptrace.Traces) {

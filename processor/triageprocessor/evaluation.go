@@ -162,9 +162,8 @@ func explain(b *strings.Builder, signal, rule string, evidence pcommon.SpanID, r
 const hexDigits = "0123456789abcdef"
 
 // addEvaluations adds the evaluation events among anns to span, stamped at
-// the span's end (the evaluation is of what the span did); their strings
-// are written from vals (nil: pdata's own).
-func addEvaluations(span ptrace.Span, vals *strValues, anns ...[]annotation) {
+// the span's end (the evaluation is of what the span did).
+func addEvaluations(span ptrace.Span, anns ...[]annotation) {
 	n := 0
 	for _, list := range anns {
 		n += len(list) - attributeCount(list)
@@ -188,12 +187,12 @@ func addEvaluations(span ptrace.Span, vals *strValues, anns ...[]annotation) {
 			ev.SetTimestamp(ts)
 			m := ev.Attributes()
 			m.EnsureCapacity(4)
-			vals.put(m, attrEvaluationName, evaluationName)
-			vals.put(m, attrEvaluationScoreLabel, a.eval.label)
+			m.PutStr(attrEvaluationName, evaluationName)
+			m.PutStr(attrEvaluationScoreLabel, a.eval.label)
 			if a.eval.hasScore {
-				vals.putDouble(m, attrEvaluationScoreValue, a.eval.score)
+				m.PutDouble(attrEvaluationScoreValue, a.eval.score)
 			}
-			vals.put(m, attrEvaluationExplanation, a.eval.explanation)
+			m.PutStr(attrEvaluationExplanation, a.eval.explanation)
 		}
 	}
 }
