@@ -63,8 +63,5 @@ func TestApplyInputJSONMatchesWholeDecode(t *testing.T) {
 }
 
 func FuzzApplyInputJSON(f *testing.F) {
-	for _, s := range inputCases {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) { checkInputJSON(t, s) })
+	fuzzStrings(f, inputCases, checkInputJSON)
 }

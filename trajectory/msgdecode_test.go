@@ -281,17 +281,11 @@ func TestJSONTextEmptyBound(t *testing.T) {
 }
 
 func FuzzStringDecode(f *testing.F) {
-	for _, s := range stringDecodeCases {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) { checkStringDecode(t, s) })
+	fuzzStrings(f, stringDecodeCases, checkStringDecode)
 }
 
 func FuzzMessageDecode(f *testing.F) {
-	for _, s := range messageDecodeCases {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) { checkMessageDecode(t, s) })
+	fuzzStrings(f, messageDecodeCases, checkMessageDecode)
 }
 
 // checkSkipValid compares skipValid with the validating scanner on the
@@ -410,10 +404,7 @@ func TestMessageMemo(t *testing.T) {
 }
 
 func FuzzMessageMemo(f *testing.F) {
-	for _, s := range messageDecodeCases {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) { checkMessageMemo(t, s) })
+	fuzzStrings(f, messageDecodeCases, checkMessageMemo)
 }
 
 // checkMessageScratch holds messageScratch to decoding into a new
@@ -458,10 +449,7 @@ func TestMessageScratch(t *testing.T) {
 }
 
 func FuzzMessageScratch(f *testing.F) {
-	for _, s := range messageDecodeCases {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) { checkMessageScratch(t, s) })
+	fuzzStrings(f, messageDecodeCases, checkMessageScratch)
 }
 
 // decodeMessagesAsRef is decodeMessagesAs as it was before its plain
