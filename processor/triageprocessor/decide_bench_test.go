@@ -123,30 +123,17 @@ func hasRoot(td ptrace.Traces) bool {
 // over (the agent span ended in error), as the ticker decides them
 // settle_wait after their last span (early.go): the check and the decision.
 func BenchmarkDecideRunEnded(b *testing.B) {
-	cfg := createDefaultConfig().(*Config)
-	cfg.Recovery.Enabled = true
-	p := newBenchProcessor(b, cfg)
-	now := time.Unix(1_800_000_000, 0)
-	p.now = func() time.Time { return now }
+	r := newRunEndedBench(b)
 	ctx := context.Background()
 	template := rootlessBatch(1, rootlessAgent("agent failed: upstream returned 502 Bad Gateway", "upstream returned 502 Bad Gateway", false))
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		b.StopTimer()
-		td := ptrace.NewTraces()
-		template.CopyTo(td)
-		setTraceID(td, traceID(uint64(4_000_000+i)))
-		b.StartTimer()
-		if err := p.ConsumeTraces(ctx, td); err != nil {
-			b.Fatal(err)
-		}
-		now = now.Add(cfg.SettleWait + time.Millisecond)
-		p.decideExpired(ctx)
+		r.sendAndSettle(ctx, template, uint64(4_000_000+i))
 	}
 	b.StopTimer()
-	if p.decided.len() < min(b.N, cfg.DecisionCacheSize) {
-		b.Fatalf("%d of %d traces decided", p.decided.len(), b.N)
+	if n := r.p.decided.len(); n < min(b.N, r.cfg.DecisionCacheSize) {
+		b.Fatalf("%d of %d traces decided", n, b.N)
 	}
 }
 
@@ -168,11 +155,7 @@ func BenchmarkDecideRunEndedCaptures(b *testing.B) {
 			}
 		}
 	}
-	cfg := createDefaultConfig().(*Config)
-	cfg.Recovery.Enabled = true
-	p := newBenchProcessor(b, cfg)
-	now := time.Unix(1_800_000_000, 0)
-	p.now = func() time.Time { return now }
+	r := newRunEndedBench(b)
 	ctx := context.Background()
 	n := uint64(0)
 	ended := 0
@@ -181,27 +164,52 @@ func BenchmarkDecideRunEndedCaptures(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for _, tmpl := range traces {
-			b.StopTimer()
-			td := ptrace.NewTraces()
-			tmpl.CopyTo(td)
 			n++
-			setTraceID(td, traceID(5_000_000+n))
-			b.StartTimer()
-			if err := p.ConsumeTraces(ctx, td); err != nil {
-				b.Fatal(err)
-			}
-			now = now.Add(cfg.SettleWait + time.Millisecond)
-			p.decideExpired(ctx)
-			if p.held.Len() == 0 {
+			r.sendAndSettle(ctx, tmpl, 5_000_000+n)
+			if r.p.held.Len() == 0 {
 				ended++
 			}
-			now = now.Add(cfg.DecisionWait)
-			p.decideExpired(ctx)
+			r.now = r.now.Add(r.cfg.DecisionWait)
+			r.p.decideExpired(ctx)
 		}
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(ended)/float64(b.N), "run_ended/op")
 	b.ReportMetric(float64(len(traces)), "traces/op")
+}
+
+// runEndedBench is a processor with recovery decisions on (the defaults
+// otherwise) whose clock the benchmark moves.
+type runEndedBench struct {
+	b   *testing.B
+	p   *triageProcessor
+	cfg *Config
+	now time.Time
+}
+
+func newRunEndedBench(b *testing.B) *runEndedBench {
+	cfg := createDefaultConfig().(*Config)
+	cfg.Recovery.Enabled = true
+	r := &runEndedBench{b: b, p: newBenchProcessor(b, cfg), cfg: cfg, now: time.Unix(1_800_000_000, 0)}
+	r.p.now = func() time.Time { return r.now }
+	return r
+}
+
+// sendAndSettle consumes a copy of tmpl as trace id (the copy untimed),
+// then moves the clock past settle_wait and runs the ticker once, as it
+// runs settle_wait after a rootless trace's last span (early.go).
+func (r *runEndedBench) sendAndSettle(ctx context.Context, tmpl ptrace.Traces, id uint64) {
+	b := r.b
+	b.StopTimer()
+	td := ptrace.NewTraces()
+	tmpl.CopyTo(td)
+	setTraceID(td, traceID(id))
+	b.StartTimer()
+	if err := r.p.ConsumeTraces(ctx, td); err != nil {
+		b.Fatal(err)
+	}
+	r.now = r.now.Add(r.cfg.SettleWait + time.Millisecond)
+	r.p.decideExpired(ctx)
 }
 
 // newBenchProcessor is a processor at cfg's settings sending to a nop

@@ -229,7 +229,7 @@ func (p *triageProcessor) recordDecidedCache(ctx context.Context, s decidedStats
 		p.tb.ProcessorTriageDecisionCacheBytes.Add(ctx, s.bytesDelta)
 	}
 	for limit, n := range s.evicted {
-		p.tb.ProcessorTriageDecisionCacheEvicted.Add(ctx, n, attrs1("cache_limit", limit))
+		p.tb.ProcessorTriageDecisionCacheEvicted.Add(ctx, n, adds1("cache_limit", limit)...)
 	}
 	if s.young > 0 {
 		p.warnCacheEvicted.Log(p.logger, s.young,

@@ -42,7 +42,7 @@ func (p *triageProcessor) rejectInvalid(ctx context.Context, invalid map[string]
 	var total int64
 	parts := make([]string, 0, len(invalid))
 	for reason, n := range invalid {
-		p.tb.ProcessorTriageSpansInvalid.Add(ctx, n, attrs1("reason", reason))
+		p.tb.ProcessorTriageSpansInvalid.Add(ctx, n, adds1("reason", reason)...)
 		total += n
 		parts = append(parts, fmt.Sprintf("%d without a %s", n, strings.ReplaceAll(reason, "_", " ")))
 	}

@@ -153,7 +153,7 @@ func (p *triageProcessor) runInFlight(ctx context.Context, feeds []inFlightFeed)
 		trips = append(trips, p.sessionBudgets(ctx, st.run)...)
 		for i := range trips {
 			tr := &trips[i]
-			p.tb.ProcessorTriageGuardTrips.Add(ctx, 1, attrs1("guard", string(tr.Guard)))
+			p.tb.ProcessorTriageGuardTrips.Add(ctx, 1, adds1("guard", string(tr.Guard))...)
 			d, anns, ok := p.inFlightDecision(ctx, f.h.id, st.run, tr)
 			if !ok {
 				continue
@@ -207,7 +207,7 @@ func (p *triageProcessor) inFlightDecision(ctx context.Context, traceID pcommon.
 	if !ok {
 		return d, nil, false
 	}
-	p.tb.ProcessorTriageInFlightDecisions.Add(ctx, 1, attrs2("guard", string(tr.Guard), "action", string(d.Action.Kind)))
+	p.tb.ProcessorTriageInFlightDecisions.Add(ctx, 1, adds2("guard", string(tr.Guard), "action", string(d.Action.Kind))...)
 	anns = append(anns,
 		strAnn(attrGuard, string(tr.Guard)),
 		strAnn(attrFailureType, d.FailureType),
@@ -352,7 +352,7 @@ func (r *recoverer) addUsage(ctx context.Context, session string, u recovery.Usa
 	defer cancel()
 	total, err := r.engine.AddUsage(cctx, session, u)
 	if err != nil {
-		r.tb.ProcessorTriageRecoveryErrors.Add(ctx, 1, attrs1("operation", "add_usage"))
+		r.tb.ProcessorTriageRecoveryErrors.Add(ctx, 1, adds1("operation", "add_usage")...)
 		r.logger.Debug("adding session usage", r.out.err(err))
 	}
 	return total, err

@@ -73,7 +73,7 @@ func (gr *grouper) group(id pcommon.TraceID) *traceGroup {
 	if len(gr.groups) == 0 {
 		// The first trace of the batch (most batches hold one): no index
 		// until a second one appears, and the list made with the group.
-		f := &firstGroup{g: traceGroup{id: id, td: ptrace.NewTraces(), rsFrom: -1, ssFrom: -1}}
+		f := &firstGroup{g: traceGroupOf(id)}
 		f.list[0] = &f.g
 		gr.groups = f.list[:]
 		return &f.g
@@ -86,7 +86,8 @@ func (gr *grouper) group(id pcommon.TraceID) *traceGroup {
 	}
 	g, ok := gr.byID[id]
 	if !ok {
-		g = newTraceGroup(id)
+		ng := traceGroupOf(id)
+		g = &ng
 		gr.byID[id] = g
 		gr.groups = append(gr.groups, g)
 	}
@@ -99,8 +100,9 @@ type firstGroup struct {
 	list [1]*traceGroup
 }
 
-func newTraceGroup(id pcommon.TraceID) *traceGroup {
-	return &traceGroup{id: id, td: ptrace.NewTraces(), rsFrom: -1, ssFrom: -1}
+// traceGroupOf is the empty group of trace id.
+func traceGroupOf(id pcommon.TraceID) traceGroup {
+	return traceGroup{id: id, td: ptrace.NewTraces(), rsFrom: -1, ssFrom: -1}
 }
 
 // invalidSize marks an invalid span in grouper.sizes.

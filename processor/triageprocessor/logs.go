@@ -178,7 +178,7 @@ func (p *triageProcessor) ingestLogs(ctx context.Context, ld plog.Logs) []*heldT
 	}
 	for reason, n := range li.dropped {
 		if n > 0 {
-			p.tb.ProcessorTriageLogRecordsDropped.Add(ctx, n, attrs1("reason", reason))
+			p.tb.ProcessorTriageLogRecordsDropped.Add(ctx, n, adds1("reason", reason)...)
 		}
 	}
 	return li.toDecide

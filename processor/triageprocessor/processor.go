@@ -410,7 +410,7 @@ func (p *triageProcessor) decideExpired(ctx context.Context) {
 	p.recordHeld(ctx, dTraces, dSpans)
 	if expiredLogs > 0 {
 		p.tb.ProcessorTriageLogRecordsHeld.Add(ctx, -expiredLogs)
-		p.tb.ProcessorTriageLogRecordsDropped.Add(ctx, expiredLogs, attrs1("reason", dropExpired))
+		p.tb.ProcessorTriageLogRecordsDropped.Add(ctx, expiredLogs, adds1("reason", dropExpired)...)
 	}
 	p.finish(ctx, toDecide, ptrace.Traces{})
 }
@@ -613,7 +613,7 @@ func (p *triageProcessor) recordIntake(ctx context.Context, in *intake) {
 		p.tb.ProcessorTriageLateSpansPassed.Add(ctx, in.nPassed)
 	}
 	for limit, n := range in.cut {
-		p.tb.ProcessorTriageSpansCut.Add(ctx, n, attrs1("limit", limit))
+		p.tb.ProcessorTriageSpansCut.Add(ctx, n, adds1("limit", limit)...)
 	}
 	if in.evicted > 0 {
 		p.tb.ProcessorTriageTracesEvicted.Add(ctx, in.evicted)

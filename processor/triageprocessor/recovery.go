@@ -93,7 +93,7 @@ func newRecoverer(cfg *RecoveryConfig, red *recovery.Redactor, tb *metadata.Tele
 // alone for recheck_interval, come with nil, so this logs at most once per
 // interval.
 func (r *recoverer) onDegraded(op string, err error) {
-	r.tb.ProcessorTriageRecoveryDegraded.Add(context.Background(), 1, attrs1("operation", op))
+	r.tb.ProcessorTriageRecoveryDegraded.Add(context.Background(), 1, adds1("operation", op)...)
 	if err != nil {
 		r.logger.Warn("recovery history: Redis failed, serving from memory (history is local to this collector until Redis answers again)",
 			zap.String("endpoint", r.redis), zap.String("operation", op), r.out.err(err))
@@ -150,7 +150,7 @@ func (r *recoverer) appendDecision(ctx context.Context, anns []annotation, in re
 	d, err := r.engine.Decide(cctx, in)
 	cancel()
 	if err != nil {
-		r.tb.ProcessorTriageRecoveryErrors.Add(ctx, 1, attrs1("operation", "decide"))
+		r.tb.ProcessorTriageRecoveryErrors.Add(ctx, 1, adds1("operation", "decide")...)
 		r.logger.Warn("no recovery decision", zap.String("phase", in.Phase), zap.Stringer("trace_id", in.TraceID), zap.Stringer("span_id", in.SpanID), r.out.err(err))
 		return d, anns, false
 	}
@@ -158,7 +158,7 @@ func (r *recoverer) appendDecision(ctx context.Context, anns []annotation, in re
 	// guarantee: every text field of d has passed the redactor once.
 	raw, err := d.JSON()
 	if err != nil {
-		r.tb.ProcessorTriageRecoveryErrors.Add(ctx, 1, attrs1("operation", "decide"))
+		r.tb.ProcessorTriageRecoveryErrors.Add(ctx, 1, adds1("operation", "decide")...)
 		r.logger.Warn("encoding a recovery decision", zap.Stringer("trace_id", in.TraceID), r.out.err(err))
 		return d, anns, false
 	}
@@ -206,7 +206,7 @@ func (r *recoverer) recordSuccess(ctx context.Context, run *trajectory.Run) {
 	})
 	cancel()
 	if err != nil {
-		r.tb.ProcessorTriageRecoveryErrors.Add(ctx, 1, attrs1("operation", "record_success"))
+		r.tb.ProcessorTriageRecoveryErrors.Add(ctx, 1, adds1("operation", "record_success")...)
 		r.logger.Debug("recording a successful run", zap.String("trace_id", run.TraceID.String()), r.out.err(err))
 	}
 }

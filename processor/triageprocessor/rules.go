@@ -102,7 +102,7 @@ func (p *triageProcessor) evalRule(ctx context.Context, r compiledRule, tctx *ot
 			}
 			continue
 		}
-		p.tb.ProcessorTriageRuleErrors.Add(ctx, 1, attrs1("rule", r.name))
+		p.tb.ProcessorTriageRuleErrors.Add(ctx, 1, adds1("rule", r.name)...)
 		switch p.cfg.ErrorMode {
 		case ottl.PropagateError:
 			err = fmt.Errorf("rule %q: condition %q: %w", r.name, c.String(), err)

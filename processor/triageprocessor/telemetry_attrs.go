@@ -21,59 +21,42 @@ type attrPair struct{ k1, v1, k2, v2 string }
 
 type measurementOptions struct {
 	mu sync.RWMutex
-	m  map[attrPair]measurement
-}
-
-// measurement is one attribute set as a measurement option, and as the
-// option list of an Add call: passed on with add..., a call allocates no
-// list of its own (a variadic list given to an interface method escapes).
-type measurement struct {
-	opt metric.MeasurementOption
-	add []metric.AddOption
+	m  map[attrPair][]metric.AddOption
 }
 
 var sharedOptions measurementOptions
 
-// attrs1 is metric.WithAttributes(attribute.String(k, v)), built once.
-func attrs1(k, v string) metric.MeasurementOption {
-	return sharedOptions.get(attrPair{k1: k, v1: v}).opt
-}
-
-// attrs2 is metric.WithAttributes of two string attributes, built once.
-func attrs2(k1, v1, k2, v2 string) metric.MeasurementOption {
-	return sharedOptions.get(attrPair{k1: k1, v1: v1, k2: k2, v2: v2}).opt
-}
-
-// adds1 is attrs1 as the option list of an Add call (pass it with ...).
+// adds1 is the option list of an Add call with one string attribute, built
+// once (pass it with ...: a variadic list given to an interface method
+// escapes, so a list built per call is an allocation per call).
 func adds1(k, v string) []metric.AddOption {
-	return sharedOptions.get(attrPair{k1: k, v1: v}).add
+	return sharedOptions.get(attrPair{k1: k, v1: v})
 }
 
-// adds2 is attrs2 as the option list of an Add call (pass it with ...).
+// adds2 is adds1 with two string attributes.
 func adds2(k1, v1, k2, v2 string) []metric.AddOption {
-	return sharedOptions.get(attrPair{k1: k1, v1: v1, k2: k2, v2: v2}).add
+	return sharedOptions.get(attrPair{k1: k1, v1: v1, k2: k2, v2: v2})
 }
 
-func (o *measurementOptions) get(p attrPair) measurement {
+func (o *measurementOptions) get(p attrPair) []metric.AddOption {
 	o.mu.RLock()
-	m, ok := o.m[p]
+	add, ok := o.m[p]
 	o.mu.RUnlock()
 	if ok {
-		return m
+		return add
 	}
 	kvs := []attribute.KeyValue{attribute.String(p.k1, p.v1)}
 	if p.k2 != "" {
 		kvs = append(kvs, attribute.String(p.k2, p.v2))
 	}
-	m.opt = metric.WithAttributeSet(attribute.NewSet(kvs...))
-	m.add = []metric.AddOption{m.opt}
+	add = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(kvs...))}
 	o.mu.Lock()
 	if o.m == nil {
-		o.m = make(map[attrPair]measurement)
+		o.m = make(map[attrPair][]metric.AddOption)
 	}
 	if len(o.m) < maxMeasurementOptions {
-		o.m[p] = m
+		o.m[p] = add
 	}
 	o.mu.Unlock()
-	return m
+	return add
 }
