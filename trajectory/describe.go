@@ -1,6 +1,8 @@
 package trajectory
 
 import (
+	"encoding/binary"
+	"math/bits"
 	"slices"
 	"strings"
 
@@ -166,7 +168,7 @@ func (b *runBuilder) nameAgentAndSession(r *Run, ordered []int32, lead, nAgents 
 			r.Session = names.session
 		}
 		if (r.Agent == "" || r.Session == "") && c.attrs.Len() > 0 {
-			if md, ok := b.meta.of(attrStr(c.attrs, "metadata")); ok {
+			if md, ok := b.meta.ofNeeded(attrStr(c.attrs, "metadata"), r.Agent == "", r.Session == ""); ok {
 				if r.Agent == "" {
 					r.Agent = md.AgentName
 				}
@@ -309,6 +311,64 @@ type metadataMemo struct {
 	text string
 	md   metadataIDs
 	ok   bool
+}
+
+// ofNeeded is of(s) for a reader that takes only the agent name (agent) or
+// only the session fields (session) from it: a text that cannot hold a
+// key of the fields needed (metadataMayName) is not decoded, and gives
+// no fields (what decoding it would give of the fields needed).
+func (m *metadataMemo) ofNeeded(s string, agent, session bool) (metadataIDs, bool) {
+	if !metadataMayName(s, agent, session) {
+		return metadataIDs{}, false
+	}
+	return m.of(s)
+}
+
+// metadataMayName is a necessary condition for the metadata text s to
+// decode to a non-empty agent name (agent) or session field (session).
+// The agent name is looked for once per run (it is then found): a text
+// is ruled out only for a reader that needs the session alone, when it
+// cannot hold a session key (metadataFields[1:]). Every session key ends
+// in "_id"; fieldIndex matches keys with strings.EqualFold, under which
+// '_', 'i' and 'd' fold to ASCII letters only ('I', 'D'), so a matching
+// key holds "_id" in some ASCII letter case — in s too, unless the key is
+// written with escapes (a backslash).
+func metadataMayName(s string, agent, session bool) bool {
+	if agent {
+		return true
+	}
+	if !session {
+		return false
+	}
+	return strings.IndexByte(s, '\\') >= 0 || hasFoldID(s)
+}
+
+// hasFoldID reports whether s holds "_id" in some ASCII letter case. The
+// underscores are found a word at a time (the lowest flagged byte of each
+// word is exact, as in specialMask; the word is searched again past it).
+func hasFoldID(s string) bool {
+	b := bytesOf(s)
+	for i := 0; i < len(s); {
+		if i+8 <= len(s) {
+			w := binary.LittleEndian.Uint64(b[i:])
+			u := w ^ ('_' * swarOnes)
+			m := (u - swarOnes) &^ u & swarHighs
+			if m == 0 {
+				i += 8
+				continue
+			}
+			i += bits.TrailingZeros64(m) >> 3
+		} else if s[i] != '_' {
+			i++
+			continue
+		}
+		// s[i] is '_'.
+		if i+2 < len(s) && s[i+1]|0x20 == 'i' && s[i+2]|0x20 == 'd' {
+			return true
+		}
+		i++
+	}
+	return false
 }
 
 // of is metadataOf(s), from the memo when s is the text read last.

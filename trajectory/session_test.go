@@ -1,6 +1,7 @@
 package trajectory
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -160,4 +161,38 @@ func TestMetadataMemoReadsAsMetadataOf(t *testing.T) {
 	if read == 0 {
 		t.Fatal("no capture span has metadata that reads")
 	}
+}
+
+// FuzzMetadataMayName holds metadataMayName to decoding: a text it rules
+// out decodes to no agent name (agent) and no session field (session).
+func FuzzMetadataMayName(f *testing.F) {
+	seeds := []string{
+		`{"lc_agent_name":"a","session_id":"s"}`, `{"LC_Agent_Name":"a"}`, `{"thread_id":"t","x_id":1}`,
+		`{"ſession_id":"s"}`, `{"conversation_ID":"c"}`, `{"a_b":"session_id"}`, `{"\u0073ession_id":"s"}`,
+		`{"langgraph_step":1,"checkpoint_ns":"x"}`, `{"thread_idx":"t"}`, `{"THREAD_iD":"t"}`, `{"thread\u005fid":"t"}`, `{"_":"_"}`, `_session_id`,
+	}
+	fuzzStrings(f, seeds, func(t *testing.T, s string) {
+		md, ok := metadataOf(s)
+		for _, agent := range []bool{false, true} {
+			for _, session := range []bool{false, true} {
+				if metadataMayName(s, agent, session) || !ok {
+					continue
+				}
+				if agent && md.AgentName != "" || session && (md.SessionID != "" || md.ConversationID != "" || md.ThreadID != "") {
+					t.Fatalf("%q ruled out (agent %v, session %v) but decodes to %+v", s, agent, session, md)
+				}
+			}
+		}
+	})
+}
+
+// FuzzHasFoldID holds hasFoldID to a search of the four letter cases.
+func FuzzHasFoldID(f *testing.F) {
+	seeds := []string{"", "_id", "x_iD", "_I", "__id", "abcdefg_id", "abcdefgh_ID", "_______i_d", "a_b_c_d_e_f_g_h_i_Id"}
+	fuzzStrings(f, seeds, func(t *testing.T, s string) {
+		want := strings.Contains(s, "_id") || strings.Contains(s, "_ID") || strings.Contains(s, "_Id") || strings.Contains(s, "_iD")
+		if got := hasFoldID(s); got != want {
+			t.Fatalf("hasFoldID(%q) = %v, want %v", s, got, want)
+		}
+	})
 }
