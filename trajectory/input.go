@@ -8,9 +8,13 @@ package trajectory
 
 // messageSource is a list of messages read on demand; at reports false for
 // an element that is not a message (dropped, as decodeMessages drops it).
+// The Text of a message at gives may be left empty: hasText says whether
+// it is, text gives it (of a message at reported).
 type messageSource interface {
 	len() int
 	at(i int) (*message, bool)
+	hasText(i int) bool
+	text(i int) string
 }
 
 // sliceMessages is a decoded list.
@@ -18,6 +22,8 @@ type sliceMessages []message
 
 func (s sliceMessages) len() int                  { return len(s) }
 func (s sliceMessages) at(i int) (*message, bool) { return &s[i], true }
+func (s sliceMessages) hasText(i int) bool        { return s[i].Text != "" }
+func (s sliceMessages) text(i int) string         { return s[i].Text }
 
 // lazyMessages decodes the elements of a JSON message list one at a time,
 // each at most once. Few are read, from the end, so what they decode to is
@@ -32,8 +38,8 @@ type lazyMessages struct {
 }
 
 type lazyMessage struct {
-	m         message
-	seen, isM bool // decoded; decoded to a message
+	m                  message
+	seen, isM, hasText bool // decoded; decoded to a message; its text is not empty
 }
 
 func (l *lazyMessages) len() int { return len(l.elems) }
@@ -45,20 +51,38 @@ func (l *lazyMessages) at(i int) (*message, bool) {
 	}
 	e := &l.tail[k]
 	if !e.seen {
-		r := l.elems[i]
-		// The element is valid JSON (the scan checked the whole list).
-		if l.scratch != nil {
-			e.m, e.isM = messageFrom(l.scratch.decode(l.s[r.start:r.end]))
-		} else {
-			var jm jsonMessage
-			decodeMessageJSON(l.s[r.start:r.end], &jm)
-			e.m, e.isM = messageFrom(&jm)
-		}
+		// The messages' text is only needed in a rare case (text): it
+		// is not decoded here.
+		e.m, e.hasText, e.isM = messageFromText(l.decode(i), false, true)
 		e.seen = true
 	}
 	// A pointer into tail stays valid when tail grows: the message it
 	// points to is not written again.
 	return &e.m, e.isM
+}
+
+// decode decodes element i (valid JSON: the scan checked the whole list).
+func (l *lazyMessages) decode(i int) *jsonMessage {
+	r := l.elems[i]
+	if l.scratch != nil {
+		return l.scratch.decode(l.s[r.start:r.end])
+	}
+	jm := new(jsonMessage)
+	decodeMessageJSON(l.s[r.start:r.end], jm)
+	return jm
+}
+
+func (l *lazyMessages) hasText(i int) bool {
+	return l.tail[len(l.elems)-1-i].hasText
+}
+
+// text decodes element i again, text and all.
+func (l *lazyMessages) text(i int) string {
+	if !l.hasText(i) {
+		return ""
+	}
+	m, _ := messageFrom(l.decode(i))
+	return m.Text
 }
 
 // applyInputJSON fills the step's InputResults from its input messages
@@ -90,7 +114,11 @@ func scanInputResults(s string, lists *inputLists) []ToolResult {
 	}
 	var st Step
 	ms := messageScratchPool.Get().(*messageScratch)
-	applyInputFrom(&st, &lazyMessages{s: s, elems: elems, scratch: ms})
+	// The tail is the scratch's array, reused from list to list: nothing
+	// applyInputFrom returns points into it (results are copied).
+	l := lazyMessages{s: s, elems: elems, tail: ms.tail[:0], scratch: ms}
+	applyInputFrom(&st, &l)
+	ms.tail = l.tail
 	ms.release()
 	return st.InputResults
 }
@@ -123,14 +151,14 @@ func applyInputFrom(st *Step, in messageSource) {
 			results = append(results, m.Results...)
 		}
 	}
-	if len(results) == 0 && lastMsg != nil && lastMsg.Text == "" && len(calls) == 0 {
+	if len(results) == 0 && lastMsg != nil && !in.hasText(last) && len(calls) == 0 {
 		// An assistant turn with neither text nor calls is a tool-call
 		// turn whose calls the instrumentation did not record; what
 		// follows it is what its tools returned, whatever role the
 		// instrumentation gave those messages (LlamaIndex's are "user").
 		for i := last + 1; i < in.len(); i++ {
-			if m, ok := in.at(i); ok && m.Role != "system" && m.Role != "developer" && m.Text != "" {
-				results = append(results, ToolResult{Content: m.Text})
+			if m, ok := in.at(i); ok && m.Role != "system" && m.Role != "developer" && in.hasText(i) {
+				results = append(results, ToolResult{Content: in.text(i)})
 			}
 		}
 	}

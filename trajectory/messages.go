@@ -375,6 +375,14 @@ func lastIDElement(id json.RawMessage) (string, bool) {
 // same: a result whose existence depends on its text being non-empty is
 // kept or dropped by jsonTextEmpty, which says so without decoding it.
 func messageFromAs(src *jsonMessage, callsOnly bool) (message, bool) {
+	m, _, ok := messageFromText(src, callsOnly, false)
+	return m, ok
+}
+
+// messageFromText is messageFromAs; with textless the message's Text is
+// left empty, not decoded, and hasText says whether it would not be (the
+// results' Content is decoded, unless callsOnly).
+func messageFromText(src *jsonMessage, callsOnly, textless bool) (m message, hasText, ok bool) {
 	jm := *src
 	role := jm.Role
 	if len(jm.LC) > 0 && len(jm.Kwargs) > 0 {
@@ -382,7 +390,7 @@ func messageFromAs(src *jsonMessage, callsOnly bool) (message, bool) {
 		var kw jsonMessage
 		text, ok := lenientText(jm.Kwargs, true)
 		if !ok {
-			return message{}, false
+			return message{}, false, false
 		}
 		decodeMessageJSON(text, &kw)
 		if class, ok := lastIDElement(jm.ID); ok {
@@ -399,13 +407,13 @@ func messageFromAs(src *jsonMessage, callsOnly bool) (message, bool) {
 		case "function_call":
 			return message{Role: "assistant", Calls: []ToolCall{{
 				ID: firstNonEmpty(jm.CallID, string(bytes.Trim(jm.ID, `"`))), Name: jm.Name, Arguments: rawJSONText(jm.Arguments),
-			}}}, true
+			}}}, false, true
 		case "function_call_output":
 			r := ToolResult{CallID: jm.CallID}
 			if !callsOnly {
 				r.Content = contentText(jm.Output)
 			}
-			return message{Role: "tool", Results: []ToolResult{r}}, true
+			return message{Role: "tool", Results: []ToolResult{r}}, false, true
 		case "human":
 			role = "user"
 		case "ai":
@@ -414,23 +422,23 @@ func messageFromAs(src *jsonMessage, callsOnly bool) (message, bool) {
 			role = jm.Type
 		}
 	}
-	m := message{Role: strings.ToLower(role), FinishReason: jm.FinishReason}
+	m = message{Role: strings.ToLower(role), FinishReason: jm.FinishReason}
 	if m.FinishReason == "" {
 		m.FinishReason = jm.ResponseMetadata.FinishReason
 	}
-	text := partText{callsOnly: callsOnly}
+	text := partText{callsOnly: callsOnly, textless: textless}
 	for _, p := range jm.Parts {
 		addPart(&m, &text, p, jm)
 	}
 	if c := trimJSON(jm.Content); len(c) > 0 {
 		switch c[0] {
 		case '"':
-			if s, ok := text.get(c); ok {
-				if m.Role == "tool" {
+			if m.Role == "tool" {
+				if s, ok := text.get(c); ok {
 					m.Results = append(m.Results, ToolResult{CallID: jm.ToolCallID, Name: jm.Name, Content: s, IsError: jm.Status == "error"})
-				} else {
-					text.add(s)
 				}
+			} else if s, ok := text.text(c); ok {
+				text.add(s)
 			}
 		case '[':
 			var parts []jsonPart
@@ -452,14 +460,16 @@ func messageFromAs(src *jsonMessage, callsOnly bool) (message, bool) {
 		}
 	}
 	m.Text = text.b.String()
-	return m, true
+	return m, text.nonEmpty, true
 }
 
 // partText gathers a message's text from its parts, unless the reader
-// needs none (callsOnly).
+// needs none (callsOnly) or only whether there is any (textless).
 type partText struct {
 	b         strings.Builder
 	callsOnly bool
+	textless  bool
+	nonEmpty  bool // some text was added
 }
 
 // get returns the raw value's text (rawJSONText; "" with callsOnly) and
@@ -472,15 +482,26 @@ func (t *partText) get(r json.RawMessage) (string, bool) {
 	return s, s != ""
 }
 
+// text is get for a value that becomes the message's text (add): with
+// textless it is not decoded either.
+func (t *partText) text(r json.RawMessage) (string, bool) {
+	if t.textless {
+		return "", !jsonTextEmpty(r)
+	}
+	return t.get(r)
+}
+
 // of is the raw value's text, "" with callsOnly.
 func (t *partText) of(r json.RawMessage) string {
 	s, _ := t.get(r)
 	return s
 }
 
-// add appends s to the message's text.
+// add appends s, a text get or text said is not empty, to the message's
+// text.
 func (t *partText) add(s string) {
-	if !t.callsOnly {
+	t.nonEmpty = true
+	if !t.callsOnly && !t.textless {
 		appendText(&t.b, s)
 	}
 }
@@ -542,15 +563,17 @@ func addPart(m *message, text *partText, p jsonPart, parent jsonMessage) {
 	isErr := (p.IsError != nil && *p.IsError) || (p.IsErrorSn != nil && *p.IsErrorSn)
 	switch p.Type {
 	case "text", "input_text", "output_text", "":
-		if s, ok := text.get(p.Text); ok {
+		if s, ok := text.text(p.Text); ok {
 			if m.Role == "tool" && p.Type == "" {
 				break
 			}
 			text.add(s)
 		} else if p.Type == "text" {
-			if s, ok := text.get(p.Content); ok && m.Role == "tool" {
-				m.Results = append(m.Results, ToolResult{CallID: parent.ToolCallID, Name: parent.Name, Content: s, IsError: parent.Status == "error"})
-			} else if ok {
+			if m.Role == "tool" {
+				if s, ok := text.get(p.Content); ok {
+					m.Results = append(m.Results, ToolResult{CallID: parent.ToolCallID, Name: parent.Name, Content: s, IsError: parent.Status == "error"})
+				}
+			} else if s, ok := text.text(p.Content); ok {
 				text.add(s)
 			}
 		}
@@ -580,10 +603,10 @@ func addPart(m *message, text *partText, p jsonPart, parent jsonMessage) {
 			}
 		case len(p.Response) > 0:
 			res.Content = text.of(p.Response)
-			res.IsError = res.IsError || mcpResultIsError(p.Response)
+			res.IsError = res.IsError || mcpIsError(p.Response, res.Content, !text.callsOnly)
 		case len(p.Result) > 0:
 			res.Content = text.of(p.Result)
-			res.IsError = res.IsError || mcpResultIsError(p.Result)
+			res.IsError = res.IsError || mcpIsError(p.Result, res.Content, !text.callsOnly)
 		case len(p.Error) > 0:
 			res.Content = text.of(p.Error)
 		case len(p.Content) > 0 && !text.callsOnly:
@@ -646,7 +669,8 @@ func mcpResultIsError(r json.RawMessage) bool {
 		if len(r) > 0 && r[0] == '"' {
 			s := rawJSONText(r)
 			if looksJSON(s) {
-				return mcpResultIsError(json.RawMessage(s))
+				// Only read: the text itself, not a copy.
+				return mcpResultIsError(bytesOf(s))
 			}
 		}
 		return false
@@ -661,6 +685,15 @@ func mcpResultIsError(r json.RawMessage) bool {
 	var o resultErrorFlags
 	o.decodeValid(t)
 	return (o.IsError != nil && *o.IsError) || (o.IsErrorSn != nil && *o.IsErrorSn)
+}
+
+// mcpIsError is mcpResultIsError(r) for a reader that decoded r already
+// (known: s is rawJSONText(r)): a JSON string is not decoded again.
+func mcpIsError(r json.RawMessage, s string, known bool) bool {
+	if t := trimJSON(r); known && len(t) > 0 && t[0] == '"' {
+		return looksJSON(s) && mcpResultIsError(bytesOf(s))
+	}
+	return mcpResultIsError(r)
 }
 
 // vercelToolOutput is a Vercel AI SDK v5+ tool-result output, decoded

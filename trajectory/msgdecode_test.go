@@ -478,3 +478,46 @@ func decodeMessagesAsRef(s string, callsOnly bool) []message {
 	}
 	return decodeMessagesWhereAs(s, nil, callsOnly)
 }
+
+// checkMessageTextless holds messageFromText's textless decoding to the
+// full one: the same message without its text, hasText whether that text
+// is not empty.
+func checkMessageTextless(t *testing.T, s string) {
+	t.Helper()
+	if !json.Valid([]byte(s)) {
+		return
+	}
+	var jm jsonMessage
+	decodeMessageJSON(s, &jm)
+	want, wok := messageFromAs(&jm, false)
+	got, hasText, gok := messageFromText(&jm, false, true)
+	if gok != wok || hasText != (want.Text != "") {
+		t.Fatalf("%q: ok %v hasText %v, want ok %v text %q", s, gok, hasText, wok, want.Text)
+	}
+	want.Text = ""
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%q textless: %+v, want %+v", s, got, want)
+	}
+}
+
+func TestMessageTextless(t *testing.T) {
+	for _, s := range messageDecodeCases {
+		checkMessageTextless(t, s)
+	}
+}
+
+func FuzzMessageTextless(f *testing.F) {
+	fuzzStrings(f, messageDecodeCases, checkMessageTextless)
+}
+
+// FuzzMCPIsError holds mcpIsError, given the text it would decode, to
+// mcpResultIsError.
+func FuzzMCPIsError(f *testing.F) {
+	seeds := []string{`"{\"isError\":true}"`, `{"isError":true}`, `"\"{\\\"is_error\\\":true}\""`, `" {\"isError\": false} "`, `"x"`, `"`, ` "{\"isError\":true,\"error\":1}" `, `null`}
+	fuzzStrings(f, seeds, func(t *testing.T, s string) {
+		r := json.RawMessage(s)
+		if got, want := mcpIsError(r, rawJSONText(r), true), mcpResultIsError(r); got != want {
+			t.Fatalf("mcpIsError(%q) = %v, want %v", s, got, want)
+		}
+	})
+}

@@ -75,7 +75,12 @@ func (mm *messageMemo) reset() {
 // it keeps), and were most of the bytes decoding a message allocated.
 // Every element is cleared first, so each message decodes as into a new
 // jsonMessage (decodeMessageJSON fills a slice's room from zero values).
-type messageScratch struct{ jm jsonMessage }
+type messageScratch struct {
+	jm jsonMessage
+	// tail is the room of a lazyMessages' tail (scanInputResults),
+	// cleared on release.
+	tail []lazyMessage
+}
 
 var messageScratchPool = sync.Pool{New: func() any { return new(messageScratch) }}
 
@@ -100,6 +105,11 @@ func (ms *messageScratch) release() {
 	ms.clear()
 	if cap(ms.jm.Parts) > 64 || cap(ms.jm.ToolCalls) > 64 {
 		ms.jm = jsonMessage{}
+	}
+	clear(ms.tail)
+	ms.tail = ms.tail[:0]
+	if cap(ms.tail) > 64 {
+		ms.tail = nil
 	}
 	messageScratchPool.Put(ms)
 }
