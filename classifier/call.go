@@ -33,15 +33,31 @@ type Call struct {
 // the evidence names no class). ok reports whether the call is known to
 // have succeeded (it ran or was answered, without failing).
 func (c *Classifier) ClassifyCall(call Call) (inc Incident, failed, ok bool) {
-	steps := make([]trajectory.Step, 0, 3)
+	if call.Request == nil && call.Tool == nil && call.Result == nil {
+		return Incident{}, false, false
+	}
+	// The classification, and the run made of the call's parts, are lent
+	// by the Classifier's pool (classify.go): the guards read every call
+	// again each time one of its parts arrives.
+	cl, _ := c.scratch.Get().(*classification)
+	if cl == nil {
+		cl = &classification{}
+	}
+	if cl.one == nil {
+		cl.one = &oneCall{}
+	}
+	one := cl.one
+	steps := one.steps[:0]
 	id, name := "", ""
 	if call.Request != nil {
 		id, name = call.Request.ID, call.Request.Name
+		one.req[0] = *call.Request
 		steps = append(steps, trajectory.Step{Kind: trajectory.StepLLM, SpanID: call.RequestSpanID,
-			Requested: []trajectory.ToolCall{*call.Request}, Offered: call.Offered})
+			Requested: one.req[:], Offered: call.Offered})
 	}
 	if call.Tool != nil {
-		t := *call.Tool
+		steps = append(steps, *call.Tool)
+		t := &steps[len(steps)-1]
 		// The caller linked the parts: make the run link them the same way.
 		if call.Request != nil {
 			t.ToolCallID = id
@@ -50,10 +66,10 @@ func (c *Classifier) ClassifyCall(call Call) (inc Incident, failed, ok bool) {
 			}
 		}
 		id, name = t.ToolCallID, t.ToolName
-		steps = append(steps, t)
 	}
 	if call.Result != nil {
-		r := *call.Result
+		r := &one.res[0]
+		*r = *call.Result
 		if len(steps) > 0 {
 			r.CallID = id
 			if r.Name == "" {
@@ -61,23 +77,35 @@ func (c *Classifier) ClassifyCall(call Call) (inc Incident, failed, ok bool) {
 			}
 		}
 		steps = append(steps, trajectory.Step{Kind: trajectory.StepLLM, SpanID: call.ResultSpanID,
-			InputResults: []trajectory.ToolResult{r}})
+			InputResults: one.res[:]})
 	}
-	if len(steps) == 0 {
-		return Incident{}, false, false
-	}
-	run := &trajectory.Run{Steps: steps, RootFound: true}
-	cl := &classification{c: c, run: run, steps: steps, schemas: c.schemas, resultMode: resultsKeep}
+	one.run = trajectory.Run{Steps: steps, RootFound: true}
+	cl.c, cl.run, cl.steps, cl.schemas, cl.resultMode = c, &one.run, steps, c.schemas, resultsKeep
 	cl.collectCalls()
 	cl.callIncidents()
-	if len(cl.calls) == 0 {
-		return Incident{}, false, false
-	}
-	first := &cl.calls[0]
-	for i := range cl.inc {
-		if cl.inc[i].kind == kindCall && cl.inc[i].callIx == 0 {
-			return cl.inc[i].Incident, true, false
+	switch {
+	case len(cl.calls) == 0:
+	default:
+		first := &cl.calls[0]
+		failed, ok = first.failed, first.ok
+		for i := range cl.inc {
+			if cl.inc[i].kind == kindCall && cl.inc[i].callIx == 0 {
+				inc, failed, ok = cl.inc[i].Incident, true, false
+				break
+			}
 		}
 	}
-	return Incident{}, first.failed, first.ok
+	*one = oneCall{}
+	cl.release()
+	c.scratch.Put(cl)
+	return inc, failed, ok
+}
+
+// oneCall is the run ClassifyCall makes of a call's parts (kept with a
+// pooled classification, emptied after each use).
+type oneCall struct {
+	steps [3]trajectory.Step
+	req   [1]trajectory.ToolCall
+	res   [1]trajectory.ToolResult
+	run   trajectory.Run
 }

@@ -3,6 +3,7 @@ package classifier
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -169,5 +170,54 @@ func TestLoopDetectorStreams(t *testing.T) {
 		if ok != (tc.want >= 0) || (ok && r.lastIx != tc.want) {
 			t.Errorf("%s: detectLoop %v at %d, want %d", tc.name, ok, r.lastIx, tc.want)
 		}
+	}
+}
+
+// A pooled classification lent to ClassifyCall keeps nothing of the calls
+// read before: each capture call, read by a Classifier that read all the
+// calls before it (and whole runs in between), gets the answer a new
+// Classifier gives.
+func TestPooledClassifyCallsAreFresh(t *testing.T) {
+	byFile := captureRuns(t)
+	files := make([]string, 0, len(byFile))
+	for f := range byFile {
+		files = append(files, f)
+	}
+	slices.Sort(files)
+	shared := mustNew(t, Options{})
+	n, nFailed := 0, 0
+	for _, f := range files {
+		runs := byFile[f]
+		for ri := range runs {
+			run := &runs[ri]
+			for si := range run.Steps {
+				st := &run.Steps[si]
+				var calls []Call
+				for i := range st.Requested {
+					calls = append(calls, Call{Request: &st.Requested[i], RequestSpanID: st.SpanID, Offered: st.Offered})
+				}
+				if st.Kind == trajectory.StepTool {
+					calls = append(calls, Call{Tool: st})
+				}
+				for i := range st.InputResults {
+					calls = append(calls, Call{Result: &st.InputResults[i], ResultSpanID: st.SpanID})
+				}
+				for _, call := range calls {
+					inc, failed, ok := shared.ClassifyCall(call)
+					winc, wfailed, wok := mustNew(t, Options{}).ClassifyCall(call)
+					if inc != winc || failed != wfailed || ok != wok {
+						t.Fatalf("%s run %d step %d: after other calls %+v %v %v, alone %+v %v %v", f, ri, si, inc, failed, ok, winc, wfailed, wok)
+					}
+					n++
+					if failed {
+						nFailed++
+					}
+				}
+			}
+			_ = shared.Classify(run)
+		}
+	}
+	if n < 100 || nFailed == 0 {
+		t.Fatalf("only %d capture calls, %d failed", n, nFailed)
 	}
 }

@@ -106,6 +106,9 @@ type classification struct {
 	taken smallmap.Map[takenResult, bool]
 	// okCalls is successes' last request position per tool name.
 	okCalls smallmap.Map[string, int]
+	// one is ClassifyCall's run (call.go), kept with the classification
+	// when it is pooled.
+	one *oneCall
 }
 
 func (c *Classifier) classify(run *trajectory.Run, extra []Incident) Verdict {
@@ -145,13 +148,13 @@ func (cl *classification) release() {
 	clear(cl.inc)
 	clear(cl.loopCalls)
 	clear(cl.ring[:cap(cl.ring)])
-	byID, taken, memo, okCalls := cl.byID, cl.taken, cl.memo, cl.okCalls
+	byID, taken, memo, okCalls, one := cl.byID, cl.taken, cl.memo, cl.okCalls, cl.one
 	byID.Reset()
 	taken.Reset()
 	memo.text.Reset()
 	memo.exc.Reset()
 	okCalls.Reset()
-	*cl = classification{byID: byID, taken: taken, memo: memo, okCalls: okCalls}
+	*cl = classification{byID: byID, taken: taken, memo: memo, okCalls: okCalls, one: one}
 	if keep(cap(calls)) {
 		cl.calls = calls
 	}
@@ -358,16 +361,6 @@ func (cl *classification) collectResults(byID *smallmap.Map[string, int]) {
 }
 
 func (cl *classification) callIncidents() {
-	var offeredFor []*offeredIndex // per LLM step, built lazily
-	offered := func(i int) *offeredIndex {
-		if offeredFor == nil {
-			offeredFor = make([]*offeredIndex, len(cl.steps))
-		}
-		if offeredFor[i] == nil && len(cl.steps[i].Offered) > 0 {
-			offeredFor[i] = indexOffered(cl.steps[i].Offered)
-		}
-		return offeredFor[i]
-	}
 	for k := range cl.calls {
 		c := &cl.calls[k]
 		var tool *trajectory.Step
@@ -400,7 +393,8 @@ func (cl *classification) callIncidents() {
 			// Structure first; a call the framework ran successfully
 			// contradicts it (the manifest or schema we saw was partial).
 			rc := trajectory.ToolCall{ID: c.id, Name: c.name, Arguments: c.args}
-			if ff, ok := cl.schemas.checkCall(&rc, offered(c.llmIx)); ok {
+			offered := offeredIndex{defs: cl.steps[c.llmIx].Offered}
+			if ff, ok := cl.schemas.checkCall(&rc, &offered); ok {
 				f, found = ff, true
 			}
 		}

@@ -133,39 +133,50 @@ func unwrapParameters(doc any) any {
 	return doc
 }
 
-// offeredIndex looks up the tools an LLM step was offered.
+// offeredIndex looks up the tools an LLM step was offered. It is the
+// definitions themselves, searched in place: a step offers a few tools
+// (tens at most), and a search costs less than building an index for the
+// one or two calls each step makes.
 type offeredIndex struct {
-	byName map[string]*trajectory.ToolDef
-	// open is set when a definition has no name: provider-hosted tools
-	// (web search, code execution) are offered by type, and their call
-	// names are not known, so a name missing from the index proves
-	// nothing.
-	open bool
+	defs []trajectory.ToolDef
 }
 
 func indexOffered(defs []trajectory.ToolDef) *offeredIndex {
 	if len(defs) == 0 {
 		return nil
 	}
-	idx := &offeredIndex{byName: make(map[string]*trajectory.ToolDef, len(defs))}
-	for i := range defs {
-		if defs[i].Name != "" {
-			idx.byName[defs[i].Name] = &defs[i]
-		} else {
-			idx.open = true
+	return &offeredIndex{defs: defs}
+}
+
+// lookup returns the definition of the tool named name (the last one of
+// that name, as a later definition replaces an earlier one). When there is
+// none, open reports whether a definition has no name: provider-hosted
+// tools (web search, code execution) are offered by type, and their call
+// names are not known, so a name missing from the definitions proves
+// nothing.
+func (o *offeredIndex) lookup(name string) (def *trajectory.ToolDef, ok, open bool) {
+	if o == nil {
+		return nil, false, false
+	}
+	for i := len(o.defs) - 1; i >= 0; i-- {
+		switch o.defs[i].Name {
+		case "":
+			open = true
+		case name:
+			return &o.defs[i], true, false
 		}
 	}
-	return idx
+	return nil, false, open
 }
 
 // checkCall checks a requested call against the tools offered with it.
 func (sc *schemaCache) checkCall(call *trajectory.ToolCall, offered *offeredIndex) (finding, bool) {
-	if offered == nil || call.Name == "" {
+	if offered == nil || len(offered.defs) == 0 || call.Name == "" {
 		return finding{}, false
 	}
-	def, ok := offered.byName[call.Name]
+	def, ok, open := offered.lookup(call.Name)
 	if !ok {
-		if offered.open {
+		if open {
 			return finding{}, false
 		}
 		return finding{Type: WrongToolCalled, Signal: SignalManifest, Confidence: confManifest}, true

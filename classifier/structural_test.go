@@ -2,6 +2,8 @@ package classifier
 
 import (
 	"encoding/json"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/triage-otel/triage/trajectory"
@@ -232,4 +234,34 @@ func TestStepLimitException(t *testing.T) {
 	}
 	b.rootError("Error", "Agent stopped after 3 steps without producing a final answer")
 	wantVerdict(t, c.Classify(&b.run), OutcomeFailed, LoopDetected)
+}
+
+// offeredIndex.lookup searches the definitions in place; it answers what
+// an index by name of the named definitions would (a later definition of
+// a name replacing an earlier one), with open set when one has no name.
+func FuzzOfferedLookup(f *testing.F) {
+	f.Add("a,b,a", "a")
+	f.Add("a,,b", "c")
+	f.Add(",", "")
+	f.Add("lookup,convert", "convert")
+	f.Fuzz(func(t *testing.T, names, name string) {
+		var defs []trajectory.ToolDef
+		for i, n := range strings.Split(names, ",") {
+			defs = append(defs, trajectory.ToolDef{Name: n, Schema: json.RawMessage(strconv.Itoa(i))})
+		}
+		byName := map[string]*trajectory.ToolDef{}
+		open := false
+		for i := range defs {
+			if defs[i].Name != "" {
+				byName[defs[i].Name] = &defs[i]
+			} else {
+				open = true
+			}
+		}
+		wantDef, wantOK := byName[name]
+		def, ok, gotOpen := indexOffered(defs).lookup(name)
+		if ok != wantOK || def != wantDef || !ok && gotOpen != open {
+			t.Fatalf("lookup(%q) in %q: %v %v %v, want %v %v %v", name, names, def, ok, gotOpen, wantDef, wantOK, open)
+		}
+	})
 }

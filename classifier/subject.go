@@ -191,9 +191,9 @@ func (cl *classification) callSubject(s *Subject, c *call) {
 			s.SpanName = st.Name
 		}
 		s.Model, s.FinishReasons, s.Offered = st.Model, st.FinishReasons, st.Offered
-		idx := indexOffered(st.Offered)
-		if idx != nil {
-			if def, ok := idx.byName[c.name]; ok {
+		if c.name != "" {
+			idx := offeredIndex{defs: st.Offered}
+			if def, ok, _ := idx.lookup(c.name); ok {
 				s.ToolOffered = true
 				s.ArgsChecked, s.ArgsValid = cl.schemas.argumentsValid(def, c.args)
 			}
@@ -205,8 +205,9 @@ func (cl *classification) callSubject(s *Subject, c *call) {
 // checked is false when the definition has no usable schema.
 func (sc *schemaCache) argumentsValid(def *trajectory.ToolDef, args string) (checked, valid bool) {
 	rc := trajectory.ToolCall{Name: def.Name, Arguments: args}
-	idx := &offeredIndex{byName: map[string]*trajectory.ToolDef{def.Name: def}}
-	if _, bad := sc.checkCall(&rc, idx); bad {
+	one := [1]trajectory.ToolDef{*def}
+	idx := offeredIndex{defs: one[:]}
+	if _, bad := sc.checkCall(&rc, &idx); bad {
 		return true, false
 	}
 	if sc.get(def.Schema) == nil {
