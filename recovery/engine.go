@@ -2,14 +2,17 @@ package recovery
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/triage-otel/triage/classifier"
 	"github.com/triage-otel/triage/recovery/internal/breaker"
@@ -27,8 +30,9 @@ type Engine struct {
 	clock          Clock
 	resetOnSuccess bool
 	rand           func() float64
-	newID          func() (string, error)
-	redactor       *Redactor
+	// newUUID makes decision ids (UUIDv7); newID is its text.
+	newUUID  func() (uuid.UUID, error)
+	redactor *Redactor
 
 	nonIdempotentTools  []toolPattern
 	maxTotalAttempts    int
@@ -117,10 +121,7 @@ func New(cfg Options, opts ...Option) (*Engine, error) {
 		nonIdempotentTools:  patterns,
 		maxTotalAttempts:    cfg.MaxTotalAttempts,
 		maxRecoveryDuration: cfg.MaxRecoveryDuration,
-		newID: func() (string, error) {
-			id, err := uuid.NewV7()
-			return id.String(), err
-		},
+		newUUID:             uuid.NewV7,
 	}
 	h := cfg.History
 	e.memory = store.NewMemory(store.MemoryOptions{
@@ -185,11 +186,12 @@ func (e *Engine) Close() error { return e.store.Close() }
 // decision of the same failure type (in.InFlight) takes that decision's
 // attempt and answer instead of deciding again.
 func (e *Engine) Decide(ctx context.Context, in Input) (Decision, error) {
+	ofTrace := in.SessionID == "" // the trace is the session (normalize)
 	in, err := e.normalize(in)
 	if err != nil {
 		return Decision{}, err
 	}
-	if d, ok := e.reuseInFlight(in); ok {
+	if d, ok := e.reuseInFlight(in, ofTrace); ok {
 		return d, nil
 	}
 	path, strat, isGuard := e.policy.lookupGuard(in.Guard)
@@ -201,7 +203,7 @@ func (e *Engine) Decide(ctx context.Context, in Input) (Decision, error) {
 	// The store keys on the full session id (hashed when long); the
 	// document carries a redacted, bounded copy (a conversation id can
 	// carry a key or an e-mail address).
-	in.SessionID = e.redactor.Text(in.SessionID)
+	in.SessionID = e.sessionText(in.SessionID, ofTrace)
 	if err != nil {
 		return Decision{}, fmt.Errorf("recovery history: %w", err)
 	}
@@ -210,11 +212,20 @@ func (e *Engine) Decide(ctx context.Context, in Input) (Decision, error) {
 	if err != nil {
 		return Decision{}, err
 	}
-	id, err := e.newID()
+	id, err := e.newUUID()
 	if err != nil {
 		return Decision{}, fmt.Errorf("decision id: %w", err)
 	}
 	return e.document(in, res, id, attempt, budget, now), nil
+}
+
+// newID is a new decision id's text.
+func (e *Engine) newID() (string, error) {
+	id, err := e.newUUID()
+	if err != nil {
+		return "", err
+	}
+	return id.String(), nil
 }
 
 // answer asks the strategy (or the session caps, or the exhausted
@@ -254,18 +265,19 @@ func (e *Engine) answer(ctx context.Context, in Input, path string, strat Strate
 }
 
 // document is the decision document of an answer.
-func (e *Engine) document(in Input, res Result, id string, attempt, budget int, now time.Time) Decision {
+func (e *Engine) document(in Input, res Result, id uuid.UUID, attempt, budget int, now time.Time) Decision {
 	maxAttempts := budget
 	if maxAttempts >= Unlimited {
 		maxAttempts = 0
 	}
+	own := newDocumentStrings(id, in.TraceID, in.SpanID, res.Path, res.Leaf, now)
 	d := Decision{
 		Version:     DecisionVersion,
 		Phase:       in.Phase,
 		Guard:       in.Guard,
-		DecisionID:  id,
-		TraceID:     in.TraceID.String(),
-		SpanID:      in.SpanID.String(),
+		DecisionID:  own.id,
+		TraceID:     own.trace,
+		SpanID:      own.span,
 		SessionID:   in.SessionID,
 		Service:     in.Service,
 		Agent:       in.Agent,
@@ -276,13 +288,63 @@ func (e *Engine) document(in Input, res Result, id string, attempt, budget int, 
 		Action:      res.Action,
 		Attempt:     attempt,
 		MaxAttempts: maxAttempts,
-		Policy:      res.Path + ":" + res.Leaf,
+		Policy:      own.policy,
 		Breaker:     res.Breaker,
-		Time:        now.UTC().Format(time.RFC3339Nano),
+		Time:        own.time,
 	}
 	if in.InFlight != nil {
 		d.InFlightDecisionID = in.InFlight.DecisionID
 	}
+	return d
+}
+
+// documentStrings are the strings a decision document writes of its own
+// (not copied from its input), cut from one string: the id's text
+// (uuid.UUID.String), the trace and span ids in hex (their String), the
+// policy "<path>:<leaf>" and the time (RFC 3339 with nanoseconds, UTC).
+type documentStrings struct {
+	id, trace, span, policy, time string
+}
+
+func newDocumentStrings(id uuid.UUID, trace pcommon.TraceID, span pcommon.SpanID, path, leaf string, now time.Time) documentStrings {
+	var tb [40]byte
+	ts := now.UTC().AppendFormat(tb[:0], time.RFC3339Nano)
+	// (An empty id's String is "".)
+	tn, sn := 2*len(trace), 2*len(span)
+	if trace.IsEmpty() {
+		tn = 0
+	}
+	if span.IsEmpty() {
+		sn = 0
+	}
+	var b strings.Builder
+	b.Grow(36 + tn + sn + len(path) + 1 + len(leaf) + len(ts))
+	var h [36]byte
+	hex.Encode(h[:8], id[:4])
+	h[8] = '-'
+	hex.Encode(h[9:13], id[4:6])
+	h[13] = '-'
+	hex.Encode(h[14:18], id[6:8])
+	h[18] = '-'
+	hex.Encode(h[19:23], id[8:10])
+	h[23] = '-'
+	hex.Encode(h[24:], id[10:])
+	b.Write(h[:])
+	hex.Encode(h[:2*len(trace)], trace[:])
+	b.Write(h[:tn])
+	hex.Encode(h[:2*len(span)], span[:])
+	b.Write(h[:sn])
+	b.WriteString(path)
+	b.WriteByte(':')
+	b.WriteString(leaf)
+	b.Write(ts)
+	all := b.String()
+	var d documentStrings
+	d.id, all = all[:36], all[36:]
+	d.trace, all = all[:tn], all[tn:]
+	d.span, all = all[:sn], all[sn:]
+	n := len(path) + 1 + len(leaf)
+	d.policy, d.time = all[:n], all[n:]
 	return d
 }
 
@@ -308,7 +370,7 @@ func (e *Engine) normalize(in Input) (Input, error) {
 		in.Confidence = 1
 	}
 	if in.SessionID == "" {
-		in.SessionID = "trace:" + in.TraceID.String()
+		in.SessionID = traceSession(in.TraceID)
 	}
 	switch in.Phase {
 	case PhaseInFlight:
@@ -342,6 +404,29 @@ func (e *Engine) normalize(in Input) (Input, error) {
 	}
 	in.Evidence = ev
 	return in, nil
+}
+
+// traceSession is the session id of a trace that names none: "trace:"
+// and the trace id in hex.
+func traceSession(id pcommon.TraceID) string {
+	var b strings.Builder
+	b.Grow(len("trace:") + 2*len(id))
+	b.WriteString("trace:")
+	var h [2 * len(id)]byte
+	hex.Encode(h[:], id[:])
+	b.Write(h[:])
+	return b.String()
+}
+
+// sessionText is the session id as the document carries it (redacted
+// and bounded). A trace's own session id (ofTrace) is new with every
+// trace: the redactor's memo, which serves the names that repeat from run
+// to run, is not asked for it.
+func (e *Engine) sessionText(session string, ofTrace bool) string {
+	if ofTrace {
+		return e.redactor.textOnce(session)
+	}
+	return e.redactor.Text(session)
 }
 
 // SuccessInput describes a run that ended well.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
@@ -244,5 +245,40 @@ policy:
 	}
 	if !strings.HasPrefix(d.Action.Target, "model:x") || !strings.HasPrefix(d.Action.Hint, "retry with") {
 		t.Errorf("the rest of the text is kept: %+v", d.Action)
+	}
+}
+
+// The document's own strings, cut from one, are what the ids' String, the
+// concatenation of the policy and time.Format write.
+func TestDocumentStrings(t *testing.T) {
+	ids := []uuid.UUID{{}, uuid.MustParse("0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"), {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}}
+	traces := []pcommon.TraceID{{}, {0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36}, {15: 1}}
+	spans := []pcommon.SpanID{{}, {0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7}, {7: 0xff}}
+	times := []time.Time{time.Unix(0, 0), time.Unix(1_800_000_000, 123_456_789), time.Unix(1_800_000_000, 120_000_000).In(time.FixedZone("x", 3600)),
+		time.Date(12345, 1, 2, 3, 4, 5, 6, time.UTC), time.Date(-5, 1, 2, 3, 4, 5, 0, time.UTC)}
+	policies := [][2]string{{"", ""}, {"timeout", "exhausted"}, {"external_fault.steps[1]", "replan"}}
+	for _, id := range ids {
+		for _, tr := range traces {
+			for _, sp := range spans {
+				for _, now := range times {
+					for _, pl := range policies {
+						got := newDocumentStrings(id, tr, sp, pl[0], pl[1], now)
+						want := documentStrings{id: id.String(), trace: tr.String(), span: sp.String(), policy: pl[0] + ":" + pl[1], time: now.UTC().Format(time.RFC3339Nano)}
+						if got != want {
+							t.Fatalf("newDocumentStrings = %+v, want %+v", got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// A trace's own session id is "trace:" and its id in hex.
+func TestTraceSession(t *testing.T) {
+	for _, id := range []pcommon.TraceID{{0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36}, {15: 1}} {
+		if got, want := traceSession(id), "trace:"+id.String(); got != want {
+			t.Errorf("traceSession = %q, want %q", got, want)
+		}
 	}
 }

@@ -16,6 +16,9 @@ type Redactor struct {
 	patterns []secretPattern
 	keys     *regexp.Regexp
 	memo     *textMemo // Text's answers for short inputs (redact_memo.go)
+	// empty is Text(""): most optional names and hints of a decision are
+	// empty.
+	empty string
 }
 
 // RedactorOptions configure a Redactor.
@@ -64,6 +67,58 @@ func (p *secretPattern) mayMatch(s string, ascii bool) bool {
 	return false
 }
 
+// mayMatchIn is mayMatch (the same answer) for s whose bytes are all in
+// set: a literal with a byte that is not in set (nor, ignoring ASCII case,
+// its upper-case form) cannot be in s and is not looked for. The set is
+// taken once per text, for all patterns: most texts a decision redacts
+// (names, ids) hold none of most literals' letters.
+func (p *secretPattern) mayMatchIn(s string, ascii bool, set *byteSet) bool {
+	if len(p.need) == 0 || (p.fold && !ascii) {
+		return true
+	}
+	for _, lit := range p.need {
+		if !set.mayHold(lit, p.fold) {
+			continue
+		}
+		if p.fold && containsFoldASCII(s, lit) || !p.fold && strings.Contains(s, lit) {
+			return true
+		}
+	}
+	return false
+}
+
+// byteSet is a set of byte values.
+type byteSet [4]uint64
+
+func (b *byteSet) add(c byte)      { b[c>>6] |= 1 << (c & 63) }
+func (b *byteSet) has(c byte) bool { return b[c>>6]&(1<<(c&63)) != 0 }
+
+// addString adds the bytes of s to b and reports whether they are all
+// ASCII.
+func (b *byteSet) addString(s string) (ascii bool) {
+	var high byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		high |= c
+		b[c>>6] |= 1 << (c & 63)
+	}
+	return high < utf8.RuneSelf
+}
+
+// mayHold reports whether a text whose bytes are in b can contain lit
+// (with fold, lit is lower-case and matched ignoring ASCII case): false
+// when some byte of lit is in none of its forms in b.
+func (b *byteSet) mayHold(lit string, fold bool) bool {
+	for i := 0; i < len(lit); i++ {
+		c := lit[i]
+		if b.has(c) || fold && 'a' <= c && c <= 'z' && b.has(c-'a'+'A') {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
 // containsFoldASCII reports whether s contains lit (lower-case ASCII),
 // ignoring ASCII case.
 func containsFoldASCII(s, lit string) bool {
@@ -77,15 +132,6 @@ func containsFoldASCII(s, lit string) bool {
 		}
 	}
 	return false
-}
-
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
 }
 
 const keepKey = "${1}" + Redacted
@@ -174,6 +220,7 @@ func NewRedactorChecked(o RedactorOptions) (*Redactor, error) {
 		quoted[i] = regexp.QuoteMeta(strings.ToLower(k))
 	}
 	r.keys = regexp.MustCompile(`^(?:` + strings.Join(quoted, "|") + `)$`)
+	r.empty = r.textOnce("")
 	if len(bad) > 0 {
 		return r, fmt.Errorf("redaction patterns: %s", strings.Join(bad, "; "))
 	}
@@ -183,11 +230,22 @@ func NewRedactorChecked(o RedactorOptions) (*Redactor, error) {
 // Redact replaces every secret in s with [REDACTED]. Invalid UTF-8 is
 // replaced first so the result is always valid text.
 func (r *Redactor) Redact(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	ascii := isASCII(s)
+	var set byteSet
+	ascii := set.addString(s)
+	if !ascii {
+		// (ASCII text is valid UTF-8 as it is.)
+		if v := strings.ToValidUTF8(s, "\uFFFD"); v != s {
+			s = v
+			set.addString(s)
+		}
+	}
 	for i := range r.patterns {
-		if p := &r.patterns[i]; p.mayMatch(s, ascii) {
-			s = p.redact(s)
+		if p := &r.patterns[i]; p.mayMatchIn(s, ascii, &set) {
+			if v := p.redact(s); v != s {
+				// What a replacement writes besides parts of s.
+				s = v
+				set.addString(Redacted)
+			}
 		}
 	}
 	return redactCardNumbers(s)
@@ -221,6 +279,9 @@ const redactSlack = 512
 // Text redacts then truncates. Text far past MaxLen is dropped before the
 // redaction so that huge inputs cost little more than small ones.
 func (r *Redactor) Text(s string) string {
+	if s == "" && r.memo != nil {
+		return r.empty
+	}
 	if len(s) <= maxMemoTextLen && r.memo != nil {
 		if v, ok := r.memo.get(s); ok {
 			return v
@@ -229,6 +290,13 @@ func (r *Redactor) Text(s string) string {
 		r.memo.put(s, v)
 		return v
 	}
+	return r.textOnce(s)
+}
+
+// textOnce is Text without the memo: for a text that is not asked for
+// again (a trace's own session id), which would only push the names
+// that repeat out of the memo.
+func (r *Redactor) textOnce(s string) string {
 	if r.maxLen < 0 || len(s) <= r.maxLen+redactSlack {
 		return r.Truncate(r.Redact(s))
 	}

@@ -50,6 +50,40 @@ func TestRedactPrefilterChangesNothing(t *testing.T) {
 	}
 }
 
+// checkByteSetPrefilter fails when mayMatchIn, which skips literals by the
+// bytes of s, answers otherwise than mayMatch for some pattern.
+func checkByteSetPrefilter(t *testing.T, r *Redactor, s string) {
+	t.Helper()
+	var set byteSet
+	ascii := set.addString(s)
+	for i := range r.patterns {
+		p := &r.patterns[i]
+		if got, want := p.mayMatchIn(s, ascii, &set), p.mayMatch(s, ascii); got != want {
+			t.Fatalf("pattern %d on %q: mayMatchIn %v, mayMatch %v", i, s, got, want)
+		}
+	}
+}
+
+func TestRedactByteSetPrefilter(t *testing.T) {
+	r := NewRedactor(RedactorOptions{ExtraPatterns: []string{`internal-[0-9]+`}})
+	for _, a := range prefilterTexts {
+		for _, b := range prefilterTexts {
+			checkByteSetPrefilter(t, r, a+" "+b)
+			checkByteSetPrefilter(t, r, strings.ToUpper(a)+b)
+		}
+	}
+	var set byteSet
+	set.addString("trace:4bf92f3577b34da6a3ce929d0e0e4736")
+	if set.mayHold("token", true) || !set.mayHold("trace", false) || set.mayHold("TRACE", false) {
+		t.Error("byteSet.mayHold on a lower-case text")
+	}
+	set = byteSet{}
+	set.addString("TRACE")
+	if !set.mayHold("trace", true) || set.mayHold("trace", false) {
+		t.Error("byteSet.mayHold ignoring case")
+	}
+}
+
 // cardCandidate is the expression nextCardCandidate implements.
 var cardCandidate = regexp.MustCompile(`(^|[^0-9])([0-9](?:[ -]?[0-9]){12,18})`)
 
@@ -128,6 +162,8 @@ func FuzzRedactPrefilter(f *testing.F) {
 		if got, want := r.Redact(s), r.redactEveryPattern(s); got != want {
 			t.Fatalf("Redact(%q) = %q, every pattern tried: %q", s, got, want)
 		}
+		checkByteSetPrefilter(t, r, s)
+		checkByteSetPrefilter(t, r, strings.ToUpper(s))
 	})
 }
 

@@ -25,6 +25,15 @@ func InputFromVerdict(v *classifier.Verdict, traceID pcommon.TraceID, spanID pco
 	if in.FailureType == "" {
 		in.FailureType = classifier.Unknown
 	}
+	// Room for all the evidence at once: the verdict's own and each
+	// unrecovered incident, at most maxEvidence.
+	n := 1
+	for i := range v.Incidents {
+		if !v.Incidents[i].Recovered {
+			n++
+		}
+	}
+	in.Evidence = make([]Evidence, 0, min(n, maxEvidence))
 	seen := map[pcommon.SpanID]bool{}
 	if v.Signal != classifier.SignalNone || !v.EvidenceSpanID.IsEmpty() {
 		in.Evidence = append(in.Evidence, Evidence{
@@ -59,6 +68,9 @@ func InputFromVerdict(v *classifier.Verdict, traceID pcommon.TraceID, spanID pco
 	}
 	if in.Tool == "" {
 		in.Tool = lastTool
+	}
+	if len(in.Evidence) == 0 {
+		in.Evidence = nil // (as when nothing was appended)
 	}
 	return in
 }
