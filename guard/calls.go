@@ -35,13 +35,13 @@ func (r *Run) llmStep(k int32) {
 		s.mark(recStarted)
 		// A new turn: the calls before it are complete as they are (the
 		// results just taken answered them).
-		for _, j := range r.notInLoop {
+		for _, j := range r.notInLoop.all() {
 			r.addToLoop(j)
 		}
-		r.notInLoop = r.notInLoop[:0]
-		r.pending = r.pending[:0]
-		s.takeEarly(r.early)
-		r.early = nil
+		r.notInLoop.set(r.notInLoop.all()[:0])
+		r.pending.set(r.pending.all()[:0])
+		s.takeEarly(r.early.all())
+		r.early = ints{}
 	}
 	// Calls known only from their result fed back here.
 	for _, j := range fedOnly {
@@ -93,7 +93,7 @@ requests:
 			}
 		}
 		j := r.newCall(callRec{name: rc.Name, id: rc.ID, req: rc, reqStep: k, tool: -1, resultStep: -1})
-		r.pending = append(r.pending, j)
+		r.pending.add(j)
 	}
 }
 
@@ -112,18 +112,19 @@ func (r *Run) toolStep(k int32) {
 			}
 		}
 		if j < 0 {
-			for pi, c := range r.pending {
+			for pi, c := range r.pending.all() {
 				cc := &r.calls[c]
 				if cc.tool < 0 && cc.name == tc.ToolName && (cc.id == "" || tc.ToolCallID == "") {
 					j = c
-					r.pending = append(r.pending[:pi], r.pending[pi+1:]...)
+					pending := r.pending.all()
+					r.pending.set(append(pending[:pi], pending[pi+1:]...))
 					break
 				}
 			}
 		}
 		if j < 0 {
 			j = r.newCall(callRec{name: tc.ToolName, id: tc.ToolCallID, reqStep: -1, tool: k, resultStep: -1})
-			r.early = append(r.early, j)
+			r.early.add(j)
 		}
 		s.call = j
 		c := &r.calls[j]
@@ -200,7 +201,7 @@ func (r *Run) newCall(c callRec) int32 {
 		}
 	}
 	r.lastOfTool.Put(c.name, j)
-	r.notInLoop = append(r.notInLoop, j)
+	r.notInLoop.add(j)
 	r.classify(j)
 	return j
 }

@@ -118,8 +118,8 @@ type Run struct {
 
 	calls   []callRec
 	byID    smallmap.Map[string, int32]
-	pending []int32 // calls requested by the last model step, not executed yet
-	early   []int32 // calls of tool steps since the last model step, not requested yet
+	pending ints // calls requested by the last model step, not executed yet
+	early   ints // calls of tool steps since the last model step, not requested yet
 	results smallmap.Map[[sha256.Size]byte, struct{}]
 	// lastOfTool is each tool's last call; a call links to the one before
 	// it (callRec.prevOfTool).
@@ -130,7 +130,7 @@ type Run struct {
 	lastAdd   int32     // call added last, -1 none
 	// nextNoResult is the first call without a result.
 	nextNoResult int32
-	notInLoop    []int32 // calls not added to the loop detector yet
+	notInLoop    ints // calls not added to the loop detector yet
 
 	usage         recovery.Usage
 	lastUsageSpan pcommon.SpanID
@@ -224,6 +224,35 @@ func (r *Run) endBatch() []Trip {
 	r.g.batches.Put(b)
 	return out
 }
+
+// nodeSlice is how many spans the span index keeps in its slice before
+// it moves them to a Go map: an entry is 20 bytes and compared in one
+// step, and a Go map of a few dozen entries takes over a kilobyte.
+const nodeSlice = 32
+
+// ints is a list of call or step indexes: a slice kept as its first
+// element's address and two 32-bit counts (16 bytes, a slice header is
+// 24; a held run keeps several, most of them empty or short).
+type ints struct {
+	p    *int32
+	n, c uint32
+}
+
+// all is the list as a slice (nil when empty and never grown).
+func (l ints) all() []int32 {
+	if l.p == nil {
+		return nil
+	}
+	return unsafe.Slice(l.p, l.c)[:l.n]
+}
+
+// set makes s the list.
+func (l *ints) set(s []int32) {
+	l.p, l.n, l.c = unsafe.SliceData(s), uint32(len(s)), uint32(cap(s))
+}
+
+// add appends v.
+func (l *ints) add(v int32) { l.set(append(l.all(), v)) }
 
 type spanNode struct {
 	parent pcommon.SpanID
@@ -422,7 +451,7 @@ func (r *Run) addSpan(s *Read) {
 	// that encloses it, as a nested span of that call does.
 	isStep := rd.Role == trajectory.SpanLLM || rd.Role == trajectory.SpanTool || rd.Role == trajectory.SpanPart
 	if !isStep {
-		r.nodes.Put(id, node)
+		r.nodes.PutUpTo(id, node, nodeSlice)
 		r.noteTools(rd.Tools, rd.Role == trajectory.SpanAgent)
 		r.resolveWaiting(id)
 		r.foldDirty()
@@ -446,7 +475,7 @@ func (r *Run) addSpan(s *Read) {
 		}
 	}
 	node.step = k
-	r.nodes.Put(id, node)
+	r.nodes.PutUpTo(id, node, nodeSlice)
 	r.recompute(k)
 	r.resolveWaiting(id)
 	r.fold(r.root(k))
@@ -556,7 +585,7 @@ func (r *Run) mergeInto(k, w int32) {
 	for _, id := range ids {
 		if n, ok := r.nodes.Get(id); ok {
 			n.step = k
-			r.nodes.Put(id, n)
+			r.nodes.PutUpTo(id, n, nodeSlice)
 		}
 	}
 	sw.merged = k

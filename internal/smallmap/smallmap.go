@@ -6,11 +6,16 @@
 // and call indexes (classifier) hold a handful each.
 package smallmap
 
+import "unsafe"
+
 // Map is the map. The zero value is empty, ready to use, and allocates
-// nothing until an entry is put.
+// nothing until an entry is put. It is 24 bytes: its slice is kept as the
+// first entry's address and two 32-bit counts (a held run keeps several
+// Maps, and few of them ever hold more than a handful of entries).
 type Map[K comparable, V any] struct {
-	kv []entry[K, V]
-	m  map[K]V
+	p    *entry[K, V]
+	n, c uint32 // length and capacity of the slice at p
+	m    map[K]V
 }
 
 type entry[K comparable, V any] struct {
@@ -18,8 +23,22 @@ type entry[K comparable, V any] struct {
 	v V
 }
 
-// MaxSlice is how many entries a Map keeps in its slice.
+// MaxSlice is how many entries a Map keeps in its slice (PutUpTo names
+// another bound).
 const MaxSlice = 16
+
+// kv is the slice of entries (nil when none was ever put).
+func (m *Map[K, V]) kv() []entry[K, V] {
+	if m.p == nil {
+		return nil
+	}
+	return unsafe.Slice(m.p, m.c)[:m.n]
+}
+
+// setKV keeps kv as the slice of entries.
+func (m *Map[K, V]) setKV(kv []entry[K, V]) {
+	m.p, m.n, m.c = unsafe.SliceData(kv), uint32(len(kv)), uint32(cap(kv))
+}
 
 // Get returns the value of k and whether k is in the map.
 func (m *Map[K, V]) Get(k K) (V, bool) {
@@ -27,9 +46,12 @@ func (m *Map[K, V]) Get(k K) (V, bool) {
 		v, ok := m.m[k]
 		return v, ok
 	}
-	for i := range m.kv {
-		if m.kv[i].k == k {
-			return m.kv[i].v, true
+	if m.n > 0 {
+		kv := unsafe.Slice(m.p, m.n)
+		for i := range kv {
+			if kv[i].k == k {
+				return kv[i].v, true
+			}
 		}
 	}
 	var zero V
@@ -37,27 +59,35 @@ func (m *Map[K, V]) Get(k K) (V, bool) {
 }
 
 // Put sets the value of k.
-func (m *Map[K, V]) Put(k K, v V) {
+func (m *Map[K, V]) Put(k K, v V) { m.PutUpTo(k, v, MaxSlice) }
+
+// PutUpTo sets the value of k, keeping up to max entries in the slice
+// (for a map whose entries are small and cheap to compare, where a
+// longer slice still costs less than a Go map). A Map's entries move to
+// a Go map once, when they are more than the max of the Put that adds
+// one; use one max for a Map.
+func (m *Map[K, V]) PutUpTo(k K, v V, max int) {
 	if m.m != nil {
 		m.m[k] = v
 		return
 	}
-	for i := range m.kv {
-		if m.kv[i].k == k {
-			m.kv[i].v = v
+	kv := m.kv()
+	for i := range kv {
+		if kv[i].k == k {
+			kv[i].v = v
 			return
 		}
 	}
-	if len(m.kv) < MaxSlice {
-		m.kv = append(m.kv, entry[K, V]{k, v})
+	if len(kv) < max {
+		m.setKV(append(kv, entry[K, V]{k, v}))
 		return
 	}
-	m.m = make(map[K]V, 2*MaxSlice)
-	for _, e := range m.kv {
+	m.m = make(map[K]V, 2*len(kv))
+	for _, e := range kv {
 		m.m[e.k] = e.v
 	}
 	m.m[k] = v
-	m.kv = nil
+	m.p, m.n, m.c = nil, 0, 0
 }
 
 // Del removes k.
@@ -66,9 +96,10 @@ func (m *Map[K, V]) Del(k K) {
 		delete(m.m, k)
 		return
 	}
-	for i := range m.kv {
-		if m.kv[i].k == k {
-			m.kv = append(m.kv[:i], m.kv[i+1:]...)
+	kv := m.kv()
+	for i := range kv {
+		if kv[i].k == k {
+			m.setKV(append(kv[:i], kv[i+1:]...))
 			return
 		}
 	}
@@ -79,7 +110,7 @@ func (m *Map[K, V]) Len() int {
 	if m.m != nil {
 		return len(m.m)
 	}
-	return len(m.kv)
+	return int(m.n)
 }
 
 // Each calls f on every entry, in no particular order.
@@ -90,7 +121,7 @@ func (m *Map[K, V]) Each(f func(K, V)) {
 		}
 		return
 	}
-	for _, e := range m.kv {
+	for _, e := range m.kv() {
 		f(e.k, e.v)
 	}
 }
@@ -98,7 +129,8 @@ func (m *Map[K, V]) Each(f func(K, V)) {
 // Reset empties the map and keeps its slice's room (not a Go map it moved
 // to), its entries cleared, for a map that is filled again and again.
 func (m *Map[K, V]) Reset() {
-	clear(m.kv)
-	m.kv = m.kv[:0]
+	kv := m.kv()
+	clear(kv)
+	m.setKV(kv[:0])
 	m.m = nil
 }

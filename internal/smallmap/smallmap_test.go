@@ -67,3 +67,32 @@ func TestMapReset(t *testing.T) {
 		}
 	}
 }
+
+// With another bound (PutUpTo) a Map answers as a Go map below and past
+// it, and keeps its entries in its slice up to it.
+func TestMapPutUpTo(t *testing.T) {
+	for _, max := range []int{1, 5, 2 * MaxSlice} {
+		var m Map[int, int]
+		ref := map[int]int{}
+		for i := 0; i < 3*max; i++ {
+			k := i % (2 * max)
+			m.PutUpTo(k, i, max)
+			ref[k] = i
+			if i%4 == 3 {
+				m.Del(k)
+				delete(ref, k)
+			}
+			if inSlice := m.m == nil; (inSlice && m.Len() > max) || (!inSlice && i < max) {
+				t.Fatalf("max %d, %d entries after %d puts: in slice %v", max, m.Len(), i+1, inSlice)
+			}
+			if m.Len() != len(ref) {
+				t.Fatalf("max %d: Len %d, want %d", max, m.Len(), len(ref))
+			}
+			for k, want := range ref {
+				if v, ok := m.Get(k); !ok || v != want {
+					t.Fatalf("max %d: Get(%d) = %d, %v, want %d", max, k, v, ok, want)
+				}
+			}
+		}
+	}
+}
