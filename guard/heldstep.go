@@ -31,7 +31,7 @@ type heldStep struct {
 	kind, conv uint8
 	flags      uint8
 	// rec and status are the step record's (stepRec), kept in room the
-	// fields above leave (a stepRec is 112 B, not 128): its flags, and
+	// fields above leave (a stepRec is 96 B, not 112): its flags, and
 	// the status code of the call's outermost span. holdStep leaves them
 	// zero; a step record keeps them when its reading changes (setEff).
 	rec    uint8
@@ -44,18 +44,30 @@ type heldTool struct {
 
 // heldLLM is the model-call group. Its lists are kept as heldLists: a
 // held reading is only read, so a list needs no capacity, and five
-// lengths of 4 bytes take the room of two and a half (144 B in all, was
-// 192 B with five slice headers).
+// lengths of 4 bytes take the room of two and a half. The results fed back
+// and the results of its own calls share one address (a step records one
+// or the other; when it records both, they are copied into one array,
+// results): 128 B in all, was 192 B with five slice headers.
 type heldLLM struct {
 	Model, Provider, OutputText string
 	finishReasons               *string
 	requested                   *trajectory.ToolCall
 	offered                     *trajectory.ToolDef
-	inputResults, toolResults   *trajectory.ToolResult
-	lens                        [5]uint32 // of the lists above, in their order
-	InputTokens, OutputTokens   int64
-	Cost                        float64
+	results                     *trajectory.ToolResult
+	lens                        [5]uint32 // of the lists, in the order below
+	// has says which of the result lists are not nil (hasInputResults,
+	// hasToolResults); with both, the input results come first at
+	// results. (It sits in the room after lens.)
+	has                       uint8
+	InputTokens, OutputTokens int64
+	Cost                      float64
 }
+
+// The result lists a heldLLM has (heldLLM.has).
+const (
+	hasInputResults uint8 = 1 << iota
+	hasToolResults
+)
 
 // The lists of a heldLLM, in the order of its lens.
 const (
@@ -92,10 +104,36 @@ func (l *heldLLM) Requested() []trajectory.ToolCall {
 }
 func (l *heldLLM) Offered() []trajectory.ToolDef { return heldList(l.offered, l.lens[listOffered]) }
 func (l *heldLLM) InputResults() []trajectory.ToolResult {
-	return heldList(l.inputResults, l.lens[listInputResults])
+	if l.has&hasInputResults == 0 {
+		return nil
+	}
+	return unsafe.Slice(l.results, l.lens[listInputResults])
 }
 func (l *heldLLM) ToolResults() []trajectory.ToolResult {
-	return heldList(l.toolResults, l.lens[listToolResults])
+	if l.has&hasToolResults == 0 {
+		return nil
+	}
+	p, n := l.results, l.lens[listToolResults]
+	if l.has&hasInputResults != 0 && n > 0 {
+		// After the input results (never a pointer past the array's end:
+		// an empty list keeps the array's start).
+		p = (*trajectory.ToolResult)(unsafe.Add(unsafe.Pointer(p), uintptr(l.lens[listInputResults])*unsafe.Sizeof(*p)))
+	}
+	return unsafe.Slice(p, n)
+}
+
+// holdResults keeps a model step's two result lists at one address.
+func (l *heldLLM) holdResults(in, own []trajectory.ToolResult) {
+	l.lens[listInputResults], l.lens[listToolResults] = uint32(len(in)), uint32(len(own))
+	switch {
+	case in != nil && own != nil:
+		l.has = hasInputResults | hasToolResults
+		l.results = unsafe.SliceData(append(append(make([]trajectory.ToolResult, 0, len(in)+len(own)), in...), own...))
+	case in != nil:
+		l.has, l.results = hasInputResults, unsafe.SliceData(in)
+	case own != nil:
+		l.has, l.results = hasToolResults, unsafe.SliceData(own)
+	}
 }
 
 type heldErrs struct {
@@ -162,8 +200,7 @@ func holdStep(st *trajectory.Step) heldStep {
 		l.finishReasons = holdList(st.FinishReasons, &l.lens[listFinishReasons])
 		l.requested = holdList(st.Requested, &l.lens[listRequested])
 		l.offered = holdList(st.Offered, &l.lens[listOffered])
-		l.inputResults = holdList(st.InputResults, &l.lens[listInputResults])
-		l.toolResults = holdList(st.ToolResults, &l.lens[listToolResults])
+		l.holdResults(st.InputResults, st.ToolResults)
 		h.llm = l
 	}
 	for _, f := range [...]struct {

@@ -62,6 +62,12 @@ func TestHeldStepRoundTrip(t *testing.T) {
 		}
 	}
 	check("empty slices", trajectory.Step{Errors: []trajectory.ErrorInfo{}, InputResults: []trajectory.ToolResult{}})
+	two := []trajectory.ToolResult{{Name: "a"}, {Name: "b"}}
+	check("both result lists empty", trajectory.Step{InputResults: []trajectory.ToolResult{}, ToolResults: []trajectory.ToolResult{}})
+	check("input results, empty own", trajectory.Step{InputResults: two, ToolResults: []trajectory.ToolResult{}})
+	check("empty input results, own", trajectory.Step{InputResults: []trajectory.ToolResult{}, ToolResults: two})
+	check("own results only", trajectory.Step{ToolResults: two})
+	check("both result lists", trajectory.Step{InputResults: two[:1], ToolResults: two})
 }
 
 // A held tool call's step is smaller than a Step.

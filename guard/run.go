@@ -268,8 +268,10 @@ type stepRec struct {
 	// eff is the readings of the call's spans merged as Build merges
 	// them; its rec and status are the record's flags (recStarted, ...)
 	// and the outermost span's status code.
+	// The usage the run counted for the step is not kept here: it is
+	// what eff's model-call group costs (usage), kept in extra only
+	// while eff changed since it was counted (recUsageKept).
 	eff   heldStep
-	usage recovery.Usage
 	extra *stepExtra
 	// merged is the step this one was merged into, -1 none; call (tool
 	// steps) is the step's call, -1 none yet.
@@ -278,10 +280,12 @@ type stepRec struct {
 
 // A step record's flags (stepRec.eff.rec).
 const (
-	recStarted uint8 = 1 << iota // LLM steps: the turn boundary was handled
-	recReqDone                   // the requested calls were taken
-	recResDone                   // the results fed back were taken
-	recOwnDone                   // the results of its own calls were taken
+	recStarted   uint8 = 1 << iota // LLM steps: the turn boundary was handled
+	recReqDone                     // the requested calls were taken
+	recResDone                     // the results fed back were taken
+	recOwnDone                     // the results of its own calls were taken
+	recUsage                       // the run counts the step's usage (counted)
+	recUsageKept                   // what it counts is extra.usage, not eff's
 )
 
 func (s *stepRec) has(f uint8) bool { return s.eff.rec&f != 0 }
@@ -306,6 +310,22 @@ type stepExtra struct {
 	parts []heldStep
 	ids   []pcommon.SpanID
 	early []int32 // LLM steps: tool calls of the turn before it, not requested yet
+	// usage is what the run counts for the step once eff changed after
+	// it was counted (recUsageKept).
+	usage recovery.Usage
+}
+
+// counted is the usage the run counts for step s: none before its first
+// fold as a model step, else what eff cost then (fold).
+func (r *Run) counted(s *stepRec) recovery.Usage {
+	switch {
+	case !s.has(recUsage):
+		return recovery.Usage{}
+	case s.has(recUsageKept):
+		return s.extra.usage
+	}
+	l := s.eff.model()
+	return r.g.prices.usage(l.Model, l.InputTokens, l.OutputTokens, l.Cost)
 }
 
 // callStatus is what is known of a call's outcome.
@@ -589,8 +609,8 @@ func (r *Run) mergeInto(k, w int32) {
 		}
 	}
 	sw.merged = k
-	r.usage = sub(r.usage, sw.usage)
-	sw.usage = recovery.Usage{}
+	r.usage = sub(r.usage, r.counted(sw))
+	sw.eff.rec &^= recUsage | recUsageKept
 	if sk.call < 0 && sw.call >= 0 {
 		sk.call = sw.call
 		r.calls[sw.call].tool = k
@@ -675,6 +695,12 @@ func (r *Run) recompute(k int32) {
 		parts[i].step(&part)
 		trajectory.MergeNested(&eff, s.status(), &part)
 	}
+	if s.has(recUsage) && !s.has(recUsageKept) {
+		// What the run counts is what eff cost when counted, not what
+		// the new one costs (fold counts the change).
+		s.extra.usage = r.counted(s)
+		s.mark(recUsageKept)
+	}
 	s.setEff(holdStep(&eff))
 }
 
@@ -684,12 +710,14 @@ func (r *Run) fold(k int32) {
 	s := r.steps[k]
 	if s.eff.stepKind() == trajectory.StepLLM {
 		l := s.eff.model()
-		u := r.g.prices.usage(l.Model, l.InputTokens, l.OutputTokens, l.Cost)
-		r.usage = r.usage.Add(sub(u, s.usage))
-		if u != s.usage && !u.IsZero() {
+		u, was := r.g.prices.usage(l.Model, l.InputTokens, l.OutputTokens, l.Cost), r.counted(s)
+		r.usage = r.usage.Add(sub(u, was))
+		if u != was && !u.IsZero() {
 			r.lastUsageSpan = s.eff.spanID
 		}
-		s.usage = u
+		// Counted: eff's usage from now on.
+		s.mark(recUsage)
+		s.eff.rec &^= recUsageKept
 		r.noteTools(l.Offered(), false)
 		r.llmStep(k)
 		return
