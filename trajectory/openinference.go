@@ -1,8 +1,6 @@
 package trajectory
 
 import (
-	"maps"
-	"slices"
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -43,20 +41,12 @@ func oiDetect(c *spanCtx) (spanRole, bool) {
 // flatMsg accumulates one indexed message of flattened attributes.
 type flatMsg struct {
 	role, content, name, callID, finish string
-	texts                               map[int]string
-	calls                               map[int]*ToolCall
+	texts                               *indexed[string]   // nil: none
+	calls                               *indexed[ToolCall] // nil: none
 }
 
-type flatMsgs map[int]*flatMsg
-
-func (f flatMsgs) at(i int) *flatMsg {
-	m := f[i]
-	if m == nil {
-		m = &flatMsg{}
-		f[i] = m
-	}
-	return m
-}
+// flatMsgs are the indexed messages of one list.
+type flatMsgs struct{ indexed[flatMsg] }
 
 // setField applies the message fields both flattened conventions name
 // alike; it reports whether field was one of them.
@@ -80,49 +70,39 @@ func (m *flatMsg) setField(field string, v pcommon.Value) bool {
 
 func (m *flatMsg) call(i int) *ToolCall {
 	if m.calls == nil {
-		m.calls = make(map[int]*ToolCall)
+		m.calls = new(indexed[ToolCall])
 	}
-	c := m.calls[i]
-	if c == nil {
-		c = &ToolCall{}
-		m.calls[i] = c
-	}
-	return c
+	return m.calls.at(i)
 }
 
 // messages orders the accumulated messages by index and converts them.
-func (f flatMsgs) messages() []message {
-	if len(f) == 0 {
+func (f *flatMsgs) messages() []message {
+	if f.len() == 0 {
 		return nil
 	}
-	idx := slices.Sorted(maps.Keys(f))
-	out := make([]message, 0, len(idx))
-	for _, i := range idx {
-		fm := f[i]
+	out := make([]message, 0, f.len())
+	f.each(func(fm *flatMsg) {
 		m := message{Role: strings.ToLower(fm.role), Text: fm.content, FinishReason: fm.finish}
-		if m.Text == "" && len(fm.texts) > 0 {
+		if m.Text == "" && fm.texts != nil {
 			var b strings.Builder
-			for _, k := range slices.Sorted(maps.Keys(fm.texts)) {
-				appendText(&b, fm.texts[k])
-			}
+			fm.texts.each(func(t *string) { appendText(&b, *t) })
 			m.Text = b.String()
 		}
-		if len(fm.calls) > 0 {
-			for _, k := range slices.Sorted(maps.Keys(fm.calls)) {
-				m.Calls = append(m.Calls, *fm.calls[k])
-			}
+		if fm.calls != nil {
+			m.Calls = make([]ToolCall, 0, fm.calls.len())
+			fm.calls.each(func(c *ToolCall) { m.Calls = append(m.Calls, *c) })
 		}
 		if m.Role == "tool" || m.Role == "function" || fm.callID != "" {
 			m.Results = append(m.Results, ToolResult{CallID: fm.callID, Name: fm.name, Content: m.Text})
 			m.Text = ""
 		}
 		out = append(out, m)
-	}
+	})
 	return out
 }
 
 // oiMessage applies one flattened attribute "N.message.<field>" to msgs.
-func oiMessage(msgs flatMsgs, rest string, v pcommon.Value) {
+func oiMessage(msgs *flatMsgs, rest string, v pcommon.Value) {
 	n, rest, ok := splitIndex(rest)
 	if !ok {
 		return
@@ -155,9 +135,9 @@ func oiMessage(msgs flatMsgs, rest string, v pcommon.Value) {
 		k, field, ok := splitIndex(r)
 		if ok && field == "message_content.text" {
 			if m.texts == nil {
-				m.texts = make(map[int]string)
+				m.texts = new(indexed[string])
 			}
-			m.texts[k] = v.AsString()
+			*m.texts.at(k) = v.AsString()
 		}
 	}
 }
@@ -188,25 +168,23 @@ func oiFill(c *spanCtx, st *Step) {
 	if st.Cost == 0 {
 		st.Cost = attrCost(a, "llm.cost.total")
 	}
-	in, out := flatMsgs{}, flatMsgs{}
-	tools := map[int]string{}
+	var in, out flatMsgs
+	var tools indexed[string]
 	a.Range(func(k string, v pcommon.Value) bool {
 		switch {
 		case strings.HasPrefix(k, "llm.input_messages."):
-			oiMessage(in, k[len("llm.input_messages."):], v)
+			oiMessage(&in, k[len("llm.input_messages."):], v)
 		case strings.HasPrefix(k, "llm.output_messages."):
-			oiMessage(out, k[len("llm.output_messages."):], v)
+			oiMessage(&out, k[len("llm.output_messages."):], v)
 		case strings.HasPrefix(k, "llm.tools."):
 			if n, field, ok := splitIndex(k[len("llm.tools."):]); ok && field == "tool.json_schema" {
-				tools[n] = v.AsString()
+				*tools.at(n) = v.AsString()
 			}
 		}
 		return true
 	})
-	if len(st.Offered) == 0 && len(tools) > 0 {
-		for _, i := range slices.Sorted(maps.Keys(tools)) {
-			st.Offered = append(st.Offered, c.toolDefs(tools[i])...)
-		}
+	if len(st.Offered) == 0 && tools.len() > 0 {
+		tools.each(func(t *string) { st.Offered = append(st.Offered, c.toolDefs(*t)...) })
 	}
 	inMsgs, outMsgs := in.messages(), out.messages()
 	// The serialized framework messages carry what the flattened form

@@ -84,14 +84,14 @@ func tlFill(c *spanCtx, st *Step) {
 	if st.OutputTokens == 0 {
 		st.OutputTokens, _ = firstInt(a, "gen_ai.usage.completion_tokens", "llm.usage.completion_tokens")
 	}
-	in, out := flatMsgs{}, flatMsgs{}
+	var in, out flatMsgs
 	funcs := map[int]*ToolDef{}
 	a.Range(func(k string, v pcommon.Value) bool {
 		switch {
 		case strings.HasPrefix(k, "gen_ai.prompt."):
-			tlMessage(in, k[len("gen_ai.prompt."):], v)
+			tlMessage(&in, k[len("gen_ai.prompt."):], v)
 		case strings.HasPrefix(k, "gen_ai.completion."):
-			tlMessage(out, k[len("gen_ai.completion."):], v)
+			tlMessage(&out, k[len("gen_ai.completion."):], v)
 		case strings.HasPrefix(k, "llm.request.functions."):
 			n, field, ok := splitIndex(k[len("llm.request.functions."):])
 			if !ok {
@@ -126,7 +126,7 @@ func tlFill(c *spanCtx, st *Step) {
 }
 
 // tlMessage applies one legacy attribute "N.<field>" to msgs.
-func tlMessage(msgs flatMsgs, rest string, v pcommon.Value) {
+func tlMessage(msgs *flatMsgs, rest string, v pcommon.Value) {
 	n, field, ok := splitIndex(rest)
 	if !ok {
 		return
