@@ -374,16 +374,18 @@ func (cl *classification) callIncidents() {
 		if result == nil && tool != nil && tool.Result != "" {
 			result = &trajectory.ToolResult{CallID: c.id, Name: c.name, Content: tool.Result}
 		}
-		resErr := false
+		resErr, placeholder := false, false
 		if result != nil {
 			// What the text says is read once per text for the guards
 			// and this classification (resultmemo.go).
 			rt := cl.resultText(result.Content)
 			resErr = result.IsError || rt.errorShaped || !toolFailed && rt.headFailure
+			// A tool that ran on a missing or non-numeric argument and
+			// says so only by echoing JavaScript's undefined or NaN (read
+			// of every text neither error-shaped nor a head failure, so
+			// of every text asked here).
+			placeholder = !toolFailed && !resErr && rt.placeholder
 		}
-		// A tool that ran on a missing or non-numeric argument and says so
-		// only by echoing JavaScript's undefined or NaN.
-		placeholder := !toolFailed && !resErr && result != nil && placeholderValue(result.Content)
 		c.failed = toolFailed || resErr || placeholder
 		c.ok = !c.failed && (tool != nil || c.result != nil)
 

@@ -10,7 +10,8 @@ import (
 // (ClassifyCall), and Classify reads the same calls again when the run's
 // root arrives. What a result's text says on its own — error-shaped
 // (resultIsError's text tests), or a first line a rule reads as a failure
-// (resultHeadFailure) — is the same computation both times, and with the
+// (resultHeadFailure), or a JavaScript placeholder value (placeholderValue)
+// — is the same computation both times, and with the
 // text rules it is most of what reading a call costs. ClassifyCall keeps
 // it per text; Classify takes it (an entry is handed out once, so the memo
 // holds the results of runs still in flight).
@@ -36,6 +37,10 @@ type resultText struct {
 	// headFailure: resultHeadFailure of the text (read only when the text
 	// is not error-shaped).
 	headFailure bool
+	// placeholder: placeholderValue of the text (read only when the text
+	// is neither error-shaped nor a head failure: the only texts of which
+	// callIncidents asks it).
+	placeholder bool
 }
 
 type resultKey struct {
@@ -105,7 +110,10 @@ func (cl *classification) readResultText(s string) resultText {
 	if resultTextIsError(s) {
 		return resultText{errorShaped: true}
 	}
-	return resultText{headFailure: cl.resultHeadFailure(s)}
+	if cl.resultHeadFailure(s) {
+		return resultText{headFailure: true}
+	}
+	return resultText{placeholder: placeholderValue(s)}
 }
 
 func (m *resultMemo) putLocked(k resultKey, e resultEntry) {

@@ -34,6 +34,7 @@ func TestResultTextsKeptByClassifyCallTakenByClassify(t *testing.T) {
 		"Unknown tool: lookup. Available tools: search",
 		`{"error":{"message":"upstream returned 502"}}`,
 		`{"status":"ok","items":[1,2,3]}`,
+		`{"origin":"LIS","destination":"undefined","seats":2}`,
 	}
 	failed := 0
 	for _, text := range texts {
@@ -93,6 +94,13 @@ func TestClassifyTakesTheKeptReading(t *testing.T) {
 	m.mu.Unlock()
 	if v := c.Classify(memoRun(text)); v.Outcome != OutcomeFailed {
 		t.Fatalf("the kept reading was not used: %+v", v)
+	}
+	// The kept reading of a placeholder value is used too.
+	m.mu.Lock()
+	m.putLocked(k, resultEntry{hash: maphash.String(m.seed, text), v: resultText{placeholder: true}})
+	m.mu.Unlock()
+	if v := c.Classify(memoRun(text)); v.Outcome != OutcomeFailed || v.Signal != SignalPlaceholderValue {
+		t.Fatalf("the kept placeholder reading was not used: %+v", v)
 	}
 }
 
