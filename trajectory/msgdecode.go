@@ -606,25 +606,30 @@ type jsonGenerations struct {
 
 var generationsFields, generationFields = []string{"generations"}, []string{"text", "message"}
 
-// decodeGenerationsJSON decodes the valid JSON value v into g.
+// decodeGenerationsJSON decodes the valid JSON value v into g: the lists
+// and generations are decoded where they are (eachMemberAt, setSliceAt),
+// not skipped first to find their end and then read again.
 func decodeGenerationsJSON(v string, g *jsonGenerations) {
 	if jsonKind(v) != '{' {
 		return
 	}
-	eachMember(v, func(key, val string) {
+	eachMemberAt(v, func(key, rest string) int {
 		if fieldIndex(key, generationsFields) == 0 {
-			setSlice(&g.Generations, val, func(bv string, batch *[]jsonGeneration) {
-				setSlice(batch, bv, decodeGenerationJSON)
+			return setSliceAt(&g.Generations, rest, func(br string, batch *[]jsonGeneration) int {
+				return setSliceAt(batch, br, decodeGenerationAt)
 			})
 		}
+		return validLen(rest)
 	})
 }
 
-func decodeGenerationJSON(v string, gen *jsonGeneration) {
+// decodeGenerationAt decodes the generation at the start of the valid
+// JSON text v and returns its length.
+func decodeGenerationAt(v string, gen *jsonGeneration) int {
 	if jsonKind(v) != '{' {
-		return
+		return validLen(v)
 	}
-	eachMember(v, func(key, val string) {
+	return eachMember(v, func(key, val string) {
 		switch fieldIndex(key, generationFields) {
 		case 0:
 			setString(&gen.Text, val)
