@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"slices"
-	"sort"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -603,28 +602,61 @@ func (b *runBuilder) build(members []int32, roots []int32, rootFound bool, agent
 	nameFedResults(r.Steps, chains)
 	linkToolCalls(r.Steps)
 	r.Content = runContent(&r, spanContent)
-	if !slices.IsSortedFunc(r.SpanErrors, func(a, c SpanError) int { return cmp.Compare(a.End, c.End) }) {
-		sort.SliceStable(r.SpanErrors, func(a, c int) bool { return r.SpanErrors[a].End < r.SpanErrors[c].End })
-	}
+	sortStable(r.SpanErrors, func(a, c *SpanError) int { return cmp.Compare(a.End, c.End) })
 	b.sessionKey(&r, members, head, rootFound)
 	b.describe(&r, members, roots, agents)
 	return r
 }
 
 // sortSteps orders steps by end time, then start time, keeping the order
-// of equal steps. Steps read in preorder are mostly in that order already,
-// which is checked first (sort.SliceStable allocates its swapper).
+// of equal steps.
 func sortSteps(steps []Step) {
-	less := func(a, c int) bool {
-		if steps[a].End != steps[c].End {
-			return steps[a].End < steps[c].End
+	sortStable(steps, func(a, c *Step) int {
+		if a.End != c.End {
+			return cmp.Compare(a.End, c.End)
 		}
-		return steps[a].Start < steps[c].Start
+		return cmp.Compare(a.Start, c.Start)
+	})
+}
+
+// sortStable is sort.SliceStable of s by order, which allocated its
+// swapper (reflection, a temporary element) and moved the large elements
+// at each swap: the elements' indexes are sorted (stably) and each element
+// is then moved once, along the permutation's cycles. A slice in order
+// already (steps read in preorder mostly are) is only checked.
+func sortStable[T any](s []T, order func(a, c *T) int) {
+	k := 1
+	for k < len(s) && order(&s[k], &s[k-1]) >= 0 {
+		k++
 	}
-	for k := 1; k < len(steps); k++ {
-		if less(k, k-1) {
-			sort.SliceStable(steps, less)
-			return
+	if k >= len(s) {
+		return
+	}
+	var buf [64]int32
+	idx := buf[:0]
+	if len(s) > len(buf) {
+		idx = make([]int32, 0, len(s))
+	}
+	for i := range s {
+		idx = append(idx, int32(i))
+	}
+	slices.SortStableFunc(idx, func(a, c int32) int { return order(&s[a], &s[c]) })
+	// s[k] becomes s[idx[k]]; idx[k] = k marks a place filled.
+	for k := range idx {
+		if int(idx[k]) == k {
+			continue
+		}
+		tmp := s[k]
+		j := k
+		for {
+			n := int(idx[j])
+			idx[j] = int32(j)
+			if n == k {
+				s[j] = tmp
+				break
+			}
+			s[j] = s[n]
+			j = n
 		}
 	}
 }
