@@ -155,12 +155,39 @@ func unsafe8(x uint64) uint64 {
 		(quoteAmp-ones8)&^quoteAmp | (angles-ones8)&^angles | (backslash-ones8)&^backslash
 }
 
+// safePrefix is the length of the longest prefix of s that is all
+// jsonSafe: most strings of a document are that whole, and are copied as
+// they are.
+func safePrefix(s string) int {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := s[i : i+8]
+		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		if unsafe8(x)&highs8 != 0 {
+			break
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c >= utf8.RuneSelf || !jsonSafe[c] {
+			break
+		}
+	}
+	return i
+}
+
 // appendJSONString is encoding/json's string encoding (appendString with
 // escapeHTML).
 func appendJSONString(dst []byte, s string) []byte {
+	i := safePrefix(s)
+	if i == len(s) {
+		dst = append(dst, '"')
+		dst = append(dst, s...)
+		return append(dst, '"')
+	}
 	dst = append(dst, '"')
 	start := 0
-	for i := 0; i < len(s); {
+	for i < len(s) {
 		// Most text is safe ASCII: skip it eight bytes at a time.
 		for ; i+8 <= len(s); i += 8 {
 			w := s[i : i+8]

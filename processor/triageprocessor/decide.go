@@ -2,12 +2,14 @@ package triageprocessor // import "github.com/triage-otel/triage/processor/triag
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -95,6 +97,11 @@ type traceAnnotations struct {
 	root     map[pcommon.SpanID][]annotation
 	buf      []annotation
 	evals    []evaluation
+	// text holds the bytes of the strings made for the annotations (the
+	// evaluations' explanations, the evidence span ids): they go out on
+	// the spans, so what was carved from it is never written again and
+	// release drops it instead of keeping it for the next trace.
+	text []byte
 	// w lays out a span's attributes (attrwrite.go).
 	w attrWriter
 }
@@ -127,21 +134,58 @@ func (t *traceAnnotations) release() {
 	clear(t.buf)
 	clear(t.evals)
 	t.buf, t.evals = t.buf[:0], t.evals[:0]
+	t.text = nil
 	clear(t.incident)
 	clear(t.root)
 	t.w.reset()
 	traceAnnotationsPool.Put(t)
 }
 
+// reserveText makes the text block room for the text of the trace's
+// annotations: its evaluations' explanations and its runs' evidence span
+// ids (a run found incomplete needs none of it).
+func (t *traceAnnotations) reserveText(verdicts []classifier.Verdict, evals bool) {
+	n := 0
+	for i := range verdicts {
+		v := &verdicts[i]
+		if !v.EvidenceSpanID.IsEmpty() {
+			n += 2 * len(v.EvidenceSpanID)
+		}
+		if !evals {
+			continue
+		}
+		n += runExplanationLen(v)
+		for j := range v.Incidents {
+			if !v.Incidents[j].SpanID.IsEmpty() {
+				n += incidentExplanationLen(&v.Incidents[j])
+			}
+		}
+	}
+	t.text = make([]byte, 0, n)
+}
+
+// newText returns an empty byte slice with room for n bytes, carved from
+// t's text block (reserveText); the caller writes at most n bytes and
+// takes them as a string with textString.
+func (t *traceAnnotations) newText(n int) []byte {
+	if cap(t.text)-len(t.text) < n {
+		t.text = make([]byte, 0, n)
+	}
+	l := len(t.text)
+	t.text = t.text[:l+n]
+	return t.text[l : l : l+n]
+}
+
+// textString is the text written in b (from newText), which is never
+// written again.
+func textString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
 // list returns an empty list with room for n annotations.
 func (t *traceAnnotations) list(n int) []annotation { return carve(&t.buf, n)[:0] }
 
-// evaluated appends the evaluation event e to a span's annotations when
-// the processor writes evaluation events.
-func (t *traceAnnotations) evaluated(on bool, anns []annotation, e evaluation) []annotation {
-	if !on {
-		return anns
-	}
+// evaluated appends the evaluation event e to a span's annotations (when
+// the processor writes evaluation events).
+func (t *traceAnnotations) evaluated(anns []annotation, e evaluation) []annotation {
 	ev := &carve(&t.evals, 1)[0]
 	*ev = e
 	return append(anns, annotation{eval: ev})
@@ -174,6 +218,7 @@ func kept(anns []annotation) []annotation {
 		}
 		if e := out[i].eval; e != nil {
 			c := *e
+			c.explanation = strings.Clone(c.explanation) // (a view of the trace's text block)
 			out[i].eval = &c
 		}
 	}
@@ -377,6 +422,7 @@ func (p *triageProcessor) annotateRuns(ctx context.Context, h *heldTrace, ct *cl
 	}
 	t := getTraceAnnotations()
 	evals := p.cfg.EvaluationEvents
+	t.reserveText(ct.verdicts, evals)
 	var lateRootOutcome string
 	for i := range ct.runs {
 		run := &ct.runs[i]
@@ -400,11 +446,15 @@ func (p *triageProcessor) annotateRuns(ctx context.Context, h *heldTrace, ct *cl
 					anns = t.list(incidentAnnotationsCap)
 				}
 				anns = appendIncidentAnnotations(anns, &inc)
-				anns = t.evaluated(evals, anns, incidentEvaluation(&inc))
+				if evals {
+					anns = t.evaluated(anns, incidentEvaluation(t, &inc))
+				}
 				t.incident[inc.SpanID] = anns
 			}
-			rootAnns = appendRootAnnotations(t.list(rootAnnotationsCap(v.Outcome)), v, ruleErrText)
-			rootAnns = t.evaluated(evals, rootAnns, runEvaluation(v))
+			rootAnns = appendRootAnnotations(t, t.list(rootAnnotationsCap(v.Outcome)), v, ruleErrText)
+			if evals {
+				rootAnns = t.evaluated(rootAnns, runEvaluation(t, v))
+			}
 			// Asked once per run here; a root annotated later from the
 			// decision cache gets these same annotations, so the decision
 			// (and its attempt in the session) is never taken twice.
@@ -473,7 +523,7 @@ func rootAnnotationsCap(o classifier.Outcome) int {
 // appendRootAnnotations appends the verdict annotations of a run root to
 // anns; ruleErr is the redacted text of the rule error that stopped OTTL
 // rules, if any.
-func appendRootAnnotations(anns []annotation, v *classifier.Verdict, ruleErr string) []annotation {
+func appendRootAnnotations(t *traceAnnotations, anns []annotation, v *classifier.Verdict, ruleErr string) []annotation {
 	anns = append(anns, strAnn(attrVerdict, string(v.Outcome)))
 	if v.FailureType != "" {
 		anns = append(anns, strAnn(attrFailureType, string(v.FailureType)))
@@ -488,7 +538,8 @@ func appendRootAnnotations(anns []annotation, v *classifier.Verdict, ruleErr str
 		anns = append(anns, numAnn(attrConfidence, v.Confidence))
 	}
 	if !v.EvidenceSpanID.IsEmpty() {
-		anns = append(anns, strAnn(attrEvidenceSpanID, v.EvidenceSpanID.String()))
+		id := v.EvidenceSpanID
+		anns = append(anns, strAnn(attrEvidenceSpanID, textString(hex.AppendEncode(t.newText(2*len(id)), id[:]))))
 	}
 	if v.Reason != "" {
 		anns = append(anns, strAnn(attrReason, v.Reason))

@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/triage-otel/triage/classifier"
 )
 
 func heapInUse() uint64 {
@@ -127,4 +129,26 @@ func TestDecidedCacheOwnsItsStrings(t *testing.T) {
 		lo := uintptr(unsafe.Pointer(unsafe.StringData(history)))
 		assert.False(t, p >= lo && p < lo+uintptr(len(history)), "the kept tool name is a view of the trace's text")
 	}
+}
+
+// The explanations of a trace's evaluations are carved from its text
+// block, which the spans carry out: what the decision cache keeps of them
+// is its own.
+func TestKeptOwnsItsExplanations(t *testing.T) {
+	ta := getTraceAnnotations()
+	defer ta.release()
+	inc := classifier.Incident{SpanID: spanID(2), FailureType: classifier.FailureType("timeout"), Signal: classifier.Signal("http_status"), Reason: "HTTP 504"}
+	ta.reserveText([]classifier.Verdict{{Incidents: []classifier.Incident{inc}}}, true)
+	block := ta.text[:cap(ta.text)]
+	anns := ta.evaluated(nil, incidentEvaluation(ta, &inc))
+	require.Equal(t, "incident timeout, not recovered; signal http_status; evidence span 0000000000000002; reason HTTP 504", anns[0].eval.explanation)
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(block)))
+	inBlock := func(s string) bool {
+		p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+		return p >= lo && p < lo+uintptr(len(block))
+	}
+	require.True(t, inBlock(anns[0].eval.explanation), "carved from the trace's text block")
+	c := kept(anns)
+	assert.Equal(t, anns[0].eval.explanation, c[0].eval.explanation)
+	assert.False(t, inBlock(c[0].eval.explanation), "the kept explanation is a view of the trace's text block")
 }

@@ -2,7 +2,6 @@ package triageprocessor // import "github.com/triage-otel/triage/processor/triag
 
 import (
 	"strconv"
-	"strings"
 	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -48,11 +47,34 @@ const evaluationBytes = int(unsafe.Sizeof(evaluation{})) + 2*stringBytes
 // runs, the failure type for failed ones; score = the confidence (none for
 // an ok run the classifier gave none); explanation = signal, rule, evidence
 // span (and reason).
-func runEvaluation(v *classifier.Verdict) evaluation {
+func runEvaluation(t *traceAnnotations, v *classifier.Verdict) evaluation {
 	e := evaluation{label: string(v.Outcome), score: v.Confidence, hasScore: v.Outcome != classifier.OutcomeOK || v.Confidence > 0}
 	if v.Outcome == classifier.OutcomeFailed && v.FailureType != "" {
 		e.label = string(v.FailureType)
 	}
+	n := len(v.Incidents)
+	b := t.newText(runExplanationLen(v))
+	b = append(b, "verdict "...)
+	b = append(b, v.Outcome...)
+	if v.Outcome == classifier.OutcomeFailed {
+		b = append(b, " ("...)
+		b = append(b, v.FailureType...)
+		b = append(b, ")"...)
+	}
+	if v.Outcome == classifier.OutcomeOK && n == 0 {
+		b = append(b, ": no incident"...)
+	}
+	b = explain(b, string(v.Signal), v.Rule, v.EvidenceSpanID, v.Reason)
+	if n > 0 {
+		b = append(b, "; incidents "...)
+		b = strconv.AppendInt(b, int64(n), 10)
+	}
+	e.explanation = textString(b)
+	return e
+}
+
+// runExplanationLen is the length of a run evaluation's explanation.
+func runExplanationLen(v *classifier.Verdict) int {
 	n := len(v.Incidents)
 	size := len("verdict ") + len(v.Outcome) + explainLen(string(v.Signal), v.Rule, v.EvidenceSpanID, v.Reason)
 	if v.Outcome == classifier.OutcomeFailed {
@@ -64,52 +86,37 @@ func runEvaluation(v *classifier.Verdict) evaluation {
 	if n > 0 {
 		size += len("; incidents ") + decimalLen(n)
 	}
-	var b strings.Builder
-	b.Grow(size)
-	b.WriteString("verdict ")
-	b.WriteString(string(v.Outcome))
-	if v.Outcome == classifier.OutcomeFailed {
-		b.WriteString(" (")
-		b.WriteString(string(v.FailureType))
-		b.WriteString(")")
+	return size
+}
+
+// incidentExplanationLen is the length of an incident evaluation's
+// explanation.
+func incidentExplanationLen(inc *classifier.Incident) int {
+	size := len("incident ") + len(inc.FailureType) + explainLen(string(inc.Signal), inc.Rule, inc.SpanID, inc.Reason)
+	if inc.Recovered {
+		return size + len(", recovered")
 	}
-	if v.Outcome == classifier.OutcomeOK && n == 0 {
-		b.WriteString(": no incident")
-	}
-	explain(&b, string(v.Signal), v.Rule, v.EvidenceSpanID, v.Reason)
-	if n > 0 {
-		b.WriteString("; incidents ")
-		var digits [20]byte
-		b.Write(strconv.AppendInt(digits[:0], int64(n), 10))
-	}
-	e.explanation = b.String()
-	return e
+	return size + len(", not recovered")
 }
 
 // incidentEvaluation is the event of an incident span: label = the
 // incident's failure type, score = its confidence.
-func incidentEvaluation(inc *classifier.Incident) evaluation {
-	size := len("incident ") + len(inc.FailureType) + explainLen(string(inc.Signal), inc.Rule, inc.SpanID, inc.Reason)
+func incidentEvaluation(t *traceAnnotations, inc *classifier.Incident) evaluation {
+	b := t.newText(incidentExplanationLen(inc))
+	b = append(b, "incident "...)
+	b = append(b, inc.FailureType...)
 	if inc.Recovered {
-		size += len(", recovered")
+		b = append(b, ", recovered"...)
 	} else {
-		size += len(", not recovered")
+		b = append(b, ", not recovered"...)
 	}
-	var b strings.Builder
-	b.Grow(size)
-	b.WriteString("incident ")
-	b.WriteString(string(inc.FailureType))
-	if inc.Recovered {
-		b.WriteString(", recovered")
-	} else {
-		b.WriteString(", not recovered")
-	}
-	explain(&b, string(inc.Signal), inc.Rule, inc.SpanID, inc.Reason)
-	return evaluation{label: string(inc.FailureType), score: inc.Confidence, hasScore: true, explanation: b.String()}
+	b = explain(b, string(inc.Signal), inc.Rule, inc.SpanID, inc.Reason)
+	return evaluation{label: string(inc.FailureType), score: inc.Confidence, hasScore: true, explanation: textString(b)}
 }
 
 // explainLen is the length of what explain writes: the explanations are
-// sized exactly, so each is one allocation of its own length.
+// sized exactly, so each is carved from the trace's text block at its own
+// length (and never moves while it is written).
 func explainLen(signal, rule string, evidence pcommon.SpanID, reason string) int {
 	n := 0
 	if signal != "" {
@@ -136,27 +143,26 @@ func decimalLen(n int) int {
 	return d
 }
 
-func explain(b *strings.Builder, signal, rule string, evidence pcommon.SpanID, reason string) {
+func explain(b []byte, signal, rule string, evidence pcommon.SpanID, reason string) []byte {
 	if signal != "" {
-		b.WriteString("; signal ")
-		b.WriteString(signal)
+		b = append(b, "; signal "...)
+		b = append(b, signal...)
 	}
 	if rule != "" {
-		b.WriteString("; rule ")
-		b.WriteString(rule)
+		b = append(b, "; rule "...)
+		b = append(b, rule...)
 	}
 	if !evidence.IsEmpty() {
-		b.WriteString("; evidence span ")
-		var hex [2 * len(evidence)]byte
-		for i, c := range evidence {
-			hex[2*i], hex[2*i+1] = hexDigits[c>>4], hexDigits[c&0xF]
+		b = append(b, "; evidence span "...)
+		for _, c := range evidence {
+			b = append(b, hexDigits[c>>4], hexDigits[c&0xF])
 		}
-		b.Write(hex[:])
 	}
 	if reason != "" {
-		b.WriteString("; reason ")
-		b.WriteString(reason)
+		b = append(b, "; reason "...)
+		b = append(b, reason...)
 	}
+	return b
 }
 
 const hexDigits = "0123456789abcdef"

@@ -108,12 +108,14 @@ func (r *recoverer) close() error {
 // callContext bounds one engine call. The caller's cancellation is not
 // inherited: the spans are forwarded whatever happens, and a decision
 // abandoned half-way would still have consumed an attempt.
-// Only the Redis history waits on anything: without it (every strategy
-// configurable here decides in memory) there is nothing to bound, and no
-// timer is made per decision.
+// Only the Redis history waits on anything, and only it reads the
+// context's cancellation (the engine's failover store): without it (every
+// strategy configurable here decides in memory) there is nothing to bound
+// and nothing that could see a cancellation, so the context goes as it is,
+// with no timer and no wrapper made per decision.
 func (r *recoverer) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	if r.redis == "" {
-		return context.WithoutCancel(ctx), noCancel
+		return ctx, noCancel
 	}
 	return context.WithTimeout(context.WithoutCancel(ctx), r.timeout)
 }

@@ -2,6 +2,7 @@ package triageprocessor
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -37,7 +38,43 @@ func TestSharedMeasurementOptions(t *testing.T) {
 			t.Fatalf("rule %s: %v", v, got.ToSlice())
 		}
 	}
-	if n := len(o.m); n > maxMeasurementOptions {
+	if n := o.len(); n > maxMeasurementOptions {
 		t.Errorf("%d options kept, bound %d", n, maxMeasurementOptions)
+	}
+}
+
+// The recent slots answer what the map answers, whether a call's strings
+// are the very strings of an earlier call or equal copies of them.
+func TestRecentMeasurementOptions(t *testing.T) {
+	var o measurementOptions
+	pairs := []attrPair{{k1: "trigger", v1: "root"}, {k1: "verdict", v1: "failed", k2: "failure_type", v2: "timeout"},
+		{k1: "verdict", v1: "ok", k2: "failure_type"}, {k1: "action", v1: "retry"}}
+	for i := range 300 {
+		pairs = append(pairs, attrPair{k1: "rule", v1: strconv.Itoa(i % 70)})
+	}
+	for round := range 3 {
+		for _, p := range pairs {
+			q := p
+			if round == 1 { // equal strings elsewhere in memory
+				q = attrPair{k1: strings.Clone(p.k1), v1: strings.Clone(p.v1), k2: strings.Clone(p.k2), v2: strings.Clone(p.v2)}
+			}
+			kvs := []attribute.KeyValue{attribute.String(p.k1, p.v1)}
+			if p.k2 != "" {
+				kvs = append(kvs, attribute.String(p.k2, p.v2))
+			}
+			want := attribute.NewSet(kvs...)
+			if got := addAttrs(o.get(q)); !got.Equals(&want) {
+				t.Fatalf("round %d %+v: attributes %v, want %v", round, q, got.ToSlice(), want.ToSlice())
+			}
+		}
+	}
+	filled := 0
+	for i := range o.recent {
+		if o.recent[i].Load() != nil {
+			filled++
+		}
+	}
+	if filled == 0 {
+		t.Error("no recent slot was filled")
 	}
 }

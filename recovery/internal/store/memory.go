@@ -1,7 +1,6 @@
 package store
 
 import (
-	"container/list"
 	"context"
 	"sync"
 	"sync/atomic"
@@ -29,9 +28,33 @@ type Memory struct {
 
 // sessionHistory is one session's attempt history.
 type sessionHistory struct {
-	counts map[string]int
+	// counts are the failures by type, in the order the types first
+	// failed (a session sees a handful of types: looked through, not
+	// hashed); room holds the first two, allocated with the history.
+	counts []typeCount
+	room   [2]typeCount
 	total  int
 	first  time.Time
+}
+
+type typeCount struct {
+	failureType string
+	n           int
+}
+
+// add counts one more failure of failureType and returns its count.
+func (h *sessionHistory) add(failureType string) int {
+	for i := range h.counts {
+		if c := &h.counts[i]; c.failureType == failureType {
+			c.n++
+			return c.n
+		}
+	}
+	if h.counts == nil {
+		h.counts = h.room[:0]
+	}
+	h.counts = append(h.counts, typeCount{failureType: failureType, n: 1})
+	return 1
 }
 
 // MemoryOptions bound a Memory.
@@ -102,12 +125,12 @@ func (m *Memory) Attempt(_ context.Context, session, failureType string, now tim
 	key := boundKey(session)
 	h, ok := m.sessions.get(key, m.clock.Now())
 	if !ok {
-		h = &sessionHistory{counts: map[string]int{}, first: now}
+		h = &sessionHistory{first: now}
 	}
-	h.counts[failureType]++
+	n := h.add(failureType)
 	h.total++
 	m.sessions.put(key, h, m.clock.Now())
-	return Attempts{Type: h.counts[failureType], Total: h.total, First: h.first}, nil
+	return Attempts{Type: n, Total: h.total, First: h.first}, nil
 }
 
 func (m *Memory) AddUsage(_ context.Context, session string, u Usage) (Usage, error) {
@@ -146,63 +169,87 @@ func (m *Memory) Close() error { return nil }
 // ttlLRU is a map bounded by size (least recently used evicted first) whose
 // entries expire ttl after their last put. Not safe for concurrent use.
 type ttlLRU[V any] struct {
-	ttl     time.Duration
-	size    int
-	order   *list.List // front = most recently used
-	items   map[string]*list.Element
+	ttl  time.Duration
+	size int
+	// root links the entries in use order: root.next is the most recently
+	// used, root.prev the least (each entry is its own list element: one
+	// allocation per entry).
+	root    ttlEntry[V]
+	items   map[string]*ttlEntry[V]
 	dropped func(expired bool)
 }
 
 type ttlEntry[V any] struct {
-	key     string
-	val     V
-	expires time.Time
+	prev, next *ttlEntry[V]
+	key        string
+	val        V
+	expires    time.Time
 }
 
 func newTTLLRU[V any](ttl time.Duration, size int, dropped func(expired bool)) *ttlLRU[V] {
-	return &ttlLRU[V]{ttl: ttl, size: size, order: list.New(), items: map[string]*list.Element{}, dropped: dropped}
+	c := &ttlLRU[V]{ttl: ttl, size: size, items: map[string]*ttlEntry[V]{}, dropped: dropped}
+	c.root.prev, c.root.next = &c.root, &c.root
+	return c
 }
 
 func (c *ttlLRU[V]) len() int { return len(c.items) }
 
+func (c *ttlLRU[V]) unlink(e *ttlEntry[V]) {
+	e.prev.next, e.next.prev = e.next, e.prev
+	e.prev, e.next = nil, nil
+}
+
+func (c *ttlLRU[V]) pushFront(e *ttlEntry[V]) {
+	e.prev, e.next = &c.root, c.root.next
+	c.root.next.prev = e
+	c.root.next = e
+}
+
+func (c *ttlLRU[V]) moveToFront(e *ttlEntry[V]) {
+	if c.root.next == e {
+		return
+	}
+	c.unlink(e)
+	c.pushFront(e)
+}
+
 func (c *ttlLRU[V]) get(key string, now time.Time) (V, bool) {
 	var zero V
-	el, ok := c.items[key]
+	e, ok := c.items[key]
 	if !ok {
 		return zero, false
 	}
-	e := el.Value.(*ttlEntry[V])
 	if !now.Before(e.expires) {
-		c.order.Remove(el)
+		c.unlink(e)
 		delete(c.items, key)
 		c.dropped(true)
 		return zero, false
 	}
-	c.order.MoveToFront(el)
+	c.moveToFront(e)
 	return e.val, true
 }
 
 func (c *ttlLRU[V]) put(key string, val V, now time.Time) {
-	if el, ok := c.items[key]; ok {
-		e := el.Value.(*ttlEntry[V])
+	if e, ok := c.items[key]; ok {
 		e.val, e.expires = val, now.Add(c.ttl)
-		c.order.MoveToFront(el)
+		c.moveToFront(e)
 		return
 	}
-	c.items[key] = c.order.PushFront(&ttlEntry[V]{key: key, val: val, expires: now.Add(c.ttl)})
+	e := &ttlEntry[V]{key: key, val: val, expires: now.Add(c.ttl)}
+	c.pushFront(e)
+	c.items[key] = e
 	for len(c.items) > c.size {
-		oldest := c.order.Back()
-		e := oldest.Value.(*ttlEntry[V])
-		c.order.Remove(oldest)
-		delete(c.items, e.key)
+		oldest := c.root.prev
+		c.unlink(oldest)
+		delete(c.items, oldest.key)
 		// An entry that had already expired is counted as expired, not evicted.
-		c.dropped(!now.Before(e.expires))
+		c.dropped(!now.Before(oldest.expires))
 	}
 }
 
 func (c *ttlLRU[V]) remove(key string) {
-	if el, ok := c.items[key]; ok {
-		c.order.Remove(el)
+	if e, ok := c.items[key]; ok {
+		c.unlink(e)
 		delete(c.items, key)
 	}
 }

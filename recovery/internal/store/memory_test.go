@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -105,4 +107,110 @@ func TestMemoryUsage(t *testing.T) {
 func typeAttempt(ctx context.Context, s Store, session, failureType string) (int, error) {
 	a, err := s.Attempt(ctx, session, failureType, time.Now())
 	return a.Type, err
+}
+
+// lruModel is what ttlLRU does, kept as a slice in use order (most
+// recently used first).
+type lruModel struct {
+	ttl     time.Duration
+	size    int
+	entries []ttlEntry[int]
+	dropped []bool
+}
+
+func (m *lruModel) find(key string) int {
+	for i := range m.entries {
+		if m.entries[i].key == key {
+			return i
+		}
+	}
+	return -1
+}
+
+func (m *lruModel) get(key string, now time.Time) (int, bool) {
+	i := m.find(key)
+	if i < 0 {
+		return 0, false
+	}
+	e := m.entries[i]
+	m.entries = append(m.entries[:i], m.entries[i+1:]...)
+	if !now.Before(e.expires) {
+		m.dropped = append(m.dropped, true)
+		return 0, false
+	}
+	m.entries = append([]ttlEntry[int]{e}, m.entries...)
+	return e.val, true
+}
+
+func (m *lruModel) put(key string, val int, now time.Time) {
+	if i := m.find(key); i >= 0 {
+		m.entries = append(m.entries[:i], m.entries[i+1:]...)
+	}
+	m.entries = append([]ttlEntry[int]{{key: key, val: val, expires: now.Add(m.ttl)}}, m.entries...)
+	for len(m.entries) > m.size {
+		oldest := m.entries[len(m.entries)-1]
+		m.entries = m.entries[:len(m.entries)-1]
+		m.dropped = append(m.dropped, !now.Before(oldest.expires))
+	}
+}
+
+func (m *lruModel) remove(key string) {
+	if i := m.find(key); i >= 0 {
+		m.entries = append(m.entries[:i], m.entries[i+1:]...)
+	}
+}
+
+// ttlLRU answers, orders, evicts and expires as its model does.
+func TestTTLLRUMatchesModel(t *testing.T) {
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		size := 1 + rng.IntN(5)
+		var dropped []bool
+		c := newTTLLRU[int](10*time.Second, size, func(expired bool) { dropped = append(dropped, expired) })
+		m := &lruModel{ttl: 10 * time.Second, size: size}
+		now := time.Unix(1_800_000_000, 0)
+		for step := range 2000 {
+			key := string(rune('a' + rng.IntN(8)))
+			now = now.Add(time.Duration(rng.IntN(3000)) * time.Millisecond)
+			switch rng.IntN(3) {
+			case 0:
+				got, gok := c.get(key, now)
+				want, wok := m.get(key, now)
+				if got != want || gok != wok {
+					t.Fatalf("seed %d step %d: get(%s) = %d %v, model %d %v", seed, step, key, got, gok, want, wok)
+				}
+			case 1:
+				c.put(key, step, now)
+				m.put(key, step, now)
+			default:
+				c.remove(key)
+				m.remove(key)
+			}
+			var order []string
+			for e := c.root.next; e != &c.root; e = e.next {
+				order = append(order, e.key)
+			}
+			var want []string
+			for _, e := range m.entries {
+				want = append(want, e.key)
+			}
+			if !slices.Equal(order, want) || c.len() != len(want) || !slices.Equal(dropped, m.dropped) {
+				t.Fatalf("seed %d step %d: order %v (len %d), model %v; dropped %v, model %v", seed, step, order, c.len(), want, dropped, m.dropped)
+			}
+		}
+	}
+}
+
+// A session's counts by failure type are those of a map.
+func TestSessionHistoryCounts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	h := &sessionHistory{}
+	want := map[string]int{}
+	for range 500 {
+		ft := string(rune('a' + rng.IntN(6)))
+		want[ft]++
+		if got := h.add(ft); got != want[ft] {
+			t.Fatalf("add(%s) = %d, want %d", ft, got, want[ft])
+		}
+	}
 }
