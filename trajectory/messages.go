@@ -139,13 +139,18 @@ func decodeMessagesAsMemo(s string, callsOnly bool, memo *messageMemo) []message
 			}
 			// Each element is decoded into one reused jsonMessage
 			// (messageScratch), as setSlice decodes it into its own.
+			// The messages are gathered in the scratch's list and copied
+			// to one of their number (growing the result one message at a
+			// time allocated about twice that).
 			ms := messageScratchPool.Get().(*messageScratch)
-			out := []message{}
+			list := ms.msgs[:0]
 			eachElement(text, func(_ int, v string) {
 				if m, ok := messageFromAs(ms.decode(v), callsOnly); ok {
-					out = append(out, m)
+					list = append(list, m)
 				}
 			})
+			out := append(make([]message, 0, len(list)), list...)
+			ms.msgs = list
 			ms.release()
 			return out
 		}

@@ -77,9 +77,10 @@ func (mm *messageMemo) reset() {
 // jsonMessage (decodeMessageJSON fills a slice's room from zero values).
 type messageScratch struct {
 	jm jsonMessage
-	// tail is the room of a lazyMessages' tail (scanInputResults),
-	// cleared on release.
+	// tail is the room of a lazyMessages' tail (scanInputResults), msgs
+	// that of a decoded list (decodeMessagesAsMemo), cleared on release.
 	tail []lazyMessage
+	msgs []message
 }
 
 var messageScratchPool = sync.Pool{New: func() any { return new(messageScratch) }}
@@ -110,6 +111,11 @@ func (ms *messageScratch) release() {
 	ms.tail = ms.tail[:0]
 	if cap(ms.tail) > 64 {
 		ms.tail = nil
+	}
+	clear(ms.msgs)
+	ms.msgs = ms.msgs[:0]
+	if cap(ms.msgs) > 64 {
+		ms.msgs = nil
 	}
 	messageScratchPool.Put(ms)
 }
