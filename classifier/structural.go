@@ -54,17 +54,18 @@ func (sc *schemaCache) get(raw json.RawMessage) *jsonschema.Schema {
 	if len(raw) == 0 || len(raw) > maxSchemaBytes {
 		return nil
 	}
-	key := string(raw)
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	if s, ok := sc.compiled[key]; ok {
+	// Looked up with the bytes as they are (no copy); a key is made
+	// only for a schema compiled.
+	if s, ok := sc.compiled[string(raw)]; ok {
 		return s
 	}
 	if sc.compiled == nil || len(sc.compiled) >= maxCachedSchemas {
 		sc.compiled = make(map[string]*jsonschema.Schema)
 	}
 	s := compileSchema(raw)
-	sc.compiled[key] = s
+	sc.compiled[string(raw)] = s
 	return s
 }
 
@@ -185,13 +186,16 @@ func (sc *schemaCache) checkCall(call *trajectory.ToolCall, offered *offeredInde
 	if args == "" {
 		args = "{}"
 	}
-	if !json.Valid([]byte(args)) {
-		return finding{Type: SchemaMismatch, Signal: SignalJSONSchema, Rule: "malformed_json", Confidence: confJSONSchema}, true
-	}
 	sch := sc.get(def.Schema)
 	if sch == nil {
+		if !json.Valid([]byte(args)) {
+			return finding{Type: SchemaMismatch, Signal: SignalJSONSchema, Rule: "malformed_json", Confidence: confJSONSchema}, true
+		}
 		return finding{}, false
 	}
+	// Decoding the arguments checks them too: it fails exactly on the
+	// arguments json.Valid rejects (FuzzCheckCall), so they are not
+	// checked first.
 	v, err := jsonschema.UnmarshalJSON(strings.NewReader(args))
 	if err != nil {
 		return finding{Type: SchemaMismatch, Signal: SignalJSONSchema, Rule: "malformed_json", Confidence: confJSONSchema}, true

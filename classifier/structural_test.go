@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/triage-otel/triage/trajectory"
 )
 
@@ -262,6 +264,78 @@ func FuzzOfferedLookup(f *testing.F) {
 		def, ok, gotOpen := indexOffered(defs).lookup(name)
 		if ok != wantOK || def != wantDef || !ok && gotOpen != open {
 			t.Fatalf("lookup(%q) in %q: %v %v %v, want %v %v %v", name, names, def, ok, gotOpen, wantDef, wantOK, open)
+		}
+	})
+}
+
+// refCheckCall is checkCall as it was written first: the arguments are
+// checked with json.Valid before the schema is looked up and they are
+// decoded.
+func refCheckCall(sc *schemaCache, call *trajectory.ToolCall, offered []trajectory.ToolDef) (finding, bool) {
+	if len(offered) == 0 || call.Name == "" {
+		return finding{}, false
+	}
+	byName := map[string]*trajectory.ToolDef{}
+	open := false
+	for i := range offered {
+		if offered[i].Name != "" {
+			byName[offered[i].Name] = &offered[i]
+		} else {
+			open = true
+		}
+	}
+	def, ok := byName[call.Name]
+	if !ok {
+		if open {
+			return finding{}, false
+		}
+		return finding{Type: WrongToolCalled, Signal: SignalManifest, Confidence: confManifest}, true
+	}
+	args := strings.TrimSpace(call.Arguments)
+	if args == "" {
+		args = "{}"
+	}
+	if !json.Valid([]byte(args)) {
+		return finding{Type: SchemaMismatch, Signal: SignalJSONSchema, Rule: "malformed_json", Confidence: confJSONSchema}, true
+	}
+	sch := sc.get(def.Schema)
+	if sch == nil {
+		return finding{}, false
+	}
+	v, err := jsonschema.UnmarshalJSON(strings.NewReader(args))
+	if err != nil {
+		return finding{Type: SchemaMismatch, Signal: SignalJSONSchema, Rule: "malformed_json", Confidence: confJSONSchema}, true
+	}
+	if s, ok := v.(string); ok {
+		if inner, err := jsonschema.UnmarshalJSON(strings.NewReader(s)); err == nil {
+			v = inner
+		}
+	}
+	if validate(sch, v) {
+		return finding{}, false
+	}
+	return finding{Type: SchemaMismatch, Signal: SignalJSONSchema, Confidence: confJSONSchema}, true
+}
+
+// checkCall answers as refCheckCall on any arguments, with and without a
+// usable schema, for offered, missing and hosted tools.
+func FuzzCheckCall(f *testing.F) {
+	for _, a := range []string{`{"city":"Paris"}`, `{"city":"Paris"`, ``, ` `, `1 2`, `{"a":1}{}`, `"{\"city\":\"x\"}"`, `[`, `{"city":"\xff"}`, `nul`, `{"amount":1e999,"to":"EUR"}`} {
+		for _, n := range []string{"lookup", "convert", "t", "none", ""} {
+			f.Add(n, a)
+		}
+	}
+	sc := &schemaCache{}
+	defs := append([]trajectory.ToolDef{{Name: "t", Schema: json.RawMessage(`{}`)}}, offered...)
+	hosted := append([]trajectory.ToolDef{{Name: ""}}, defs...)
+	f.Fuzz(func(t *testing.T, name, args string) {
+		call := &trajectory.ToolCall{Name: name, Arguments: args}
+		for _, ds := range [][]trajectory.ToolDef{defs, hosted, nil} {
+			got, gotOK := sc.checkCall(call, indexOffered(ds))
+			want, wantOK := refCheckCall(sc, call, ds)
+			if got != want || gotOK != wantOK {
+				t.Fatalf("%s(%q) offered %d: %+v %v, want %+v %v", name, args, len(ds), got, gotOK, want, wantOK)
+			}
 		}
 	})
 }
