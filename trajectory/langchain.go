@@ -138,9 +138,14 @@ func chainMessages(c *spanCtx) (chainToolMessages, bool) {
 	if !looksJSON(out) || !strings.Contains(out, "ToolMessage") {
 		return chainToolMessages{}, false
 	}
+	// Only the tool messages' results are read: the messages' text is
+	// not decoded (decodeTextless).
 	var res []ToolResult
-	for _, m := range decodeMessagesMemo(out, mayBeToolMessage, false, c.memo) {
-		if m.Role == "tool" {
+	for _, r := range unwrapMessageList(bytesOf(out), 0) {
+		if !mayBeToolMessage(stringOf(r)) {
+			continue
+		}
+		if m, ok := c.memo.decodeTextless(stringOf(r)); ok && m.Role == "tool" {
 			res = append(res, m.Results...)
 		}
 	}

@@ -394,6 +394,18 @@ func checkMessageMemo(t *testing.T, s string) {
 			}
 		}
 	}
+	// decodeTextless: the full decoding without the text, memo or not.
+	if json.Valid([]byte(s)) {
+		var jm jsonMessage
+		decodeMessageJSON(s, &jm)
+		want, wok := messageFromAs(&jm, false)
+		want.Text = ""
+		for _, mm := range []*messageMemo{nil, &memo, &memo} {
+			if got, ok := mm.decodeTextless(s); ok != wok || !reflect.DeepEqual(got, want) {
+				t.Fatalf("%q textless (memo %v): %+v %v, want %+v %v", s, mm != nil, got, ok, want, wok)
+			}
+		}
+	}
 	memo.reset()
 }
 

@@ -16,8 +16,8 @@ const maxMemoMessages = 4096
 // copied: the memo lives for one Build) to what it decoded to, fully or
 // calls only.
 type messageMemo struct {
-	full, calls map[string]memoMessage
-	scratch     messageScratch
+	full, calls, textless map[string]memoMessage
+	scratch               messageScratch
 }
 
 type memoMessage struct {
@@ -49,6 +49,28 @@ func (mm *messageMemo) decode(r string, callsOnly bool) (message, bool) {
 	return m, ok
 }
 
+// decodeTextless is decode of a message whose text the reader does not
+// need (messageFromText textless: Text left empty, Content decoded).
+func (mm *messageMemo) decodeTextless(r string) (message, bool) {
+	if mm == nil {
+		var jm jsonMessage
+		decodeMessageJSON(r, &jm)
+		m, _, ok := messageFromText(&jm, false, true)
+		return m, ok
+	}
+	if e, ok := mm.textless[r]; ok {
+		return e.m, e.ok
+	}
+	m, _, ok := messageFromText(mm.scratch.decode(r), false, true)
+	if mm.textless == nil {
+		mm.textless = make(map[string]memoMessage)
+	}
+	if len(mm.textless) < maxMemoMessages {
+		mm.textless[r] = memoMessage{m, ok}
+	}
+	return m, ok
+}
+
 func decodeValidMessageText(r string, callsOnly bool) (message, bool) {
 	var jm jsonMessage
 	decodeMessageJSON(r, &jm)
@@ -64,8 +86,12 @@ func (mm *messageMemo) reset() {
 	if len(mm.calls) > maxPooledMapEntries/4 {
 		mm.calls = nil
 	}
+	if len(mm.textless) > maxPooledMapEntries/4 {
+		mm.textless = nil
+	}
 	clear(mm.full)
 	clear(mm.calls)
+	clear(mm.textless)
 	mm.scratch.clear()
 }
 
