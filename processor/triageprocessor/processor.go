@@ -370,7 +370,8 @@ func (p *triageProcessor) closeState(context.Context) error {
 func (p *triageProcessor) decideExpired(ctx context.Context) {
 	now := p.now()
 	p.mu.Lock()
-	var toDecide []*heldTrace
+	var room [4]*heldTrace // (on the stack: a tick decides a few traces)
+	toDecide := room[:0]
 	dTraces, dSpans := 0, 0
 	for len(p.rootDue) > 0 && !now.Before(p.rootDue[0].rootDue) {
 		h := p.rootDue[0]
@@ -429,25 +430,36 @@ func (p *triageProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 	// here, outside the lock, before the spans move into the buffer.
 	reads := p.readInFlight(groups)
 	var in intake
+	// The traces whose root arrived, and then those to decide, are listed
+	// here, in room on the stack (appended to through in, which the
+	// compiler cannot keep on the stack, each would be an allocation).
+	var rootedRoom, toDecideRoom [2]*heldTrace
+	rooted := rootedRoom[:0]
 
 	p.mu.Lock()
 	for gi, g := range groups {
 		if p.takeLate(&in, g) {
 			continue
 		}
-		if h, ok := p.hold(&in, g, now); ok {
+		if h, ok, root := p.hold(&in, g, now); ok {
+			if root {
+				rooted = append(rooted, h)
+			}
 			in.feeds = p.noteInFlight(in.feeds, h, reads, gi)
 			p.noteRootless(h, now)
 			p.evictOverMaxBytes(&in, g.id)
 		}
 	}
-	p.releaseRooted(&in, now)
+	// Those forced out by limits first, then those whose root arrived, as
+	// they were listed.
+	toDecide := append(toDecideRoom[:0], in.toDecide...)
+	toDecide = p.releaseRooted(&in, rooted, toDecide, now)
 	if p.closed {
 		// After Shutdown nothing may stay held: decide what just arrived.
 		for p.held.Len() > 0 {
 			_, h, _ := p.held.RemoveOldest()
 			in.dTraces, in.dSpans = in.dTraces-1, in.dSpans-h.spans
-			in.toDecide = append(in.toDecide, p.startDeciding(h, triggerShutdown))
+			toDecide = append(toDecide, p.startDeciding(h, triggerShutdown))
 		}
 	}
 	in.feeds = p.liveFeeds(in.feeds)
@@ -455,7 +467,7 @@ func (p *triageProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 
 	p.recordIntake(ctx, &in)
 	p.rejectInvalid(ctx, invalid)
-	p.finish(ctx, in.toDecide, p.lateAndInFlight(ctx, &in))
+	p.finish(ctx, toDecide, p.lateAndInFlight(ctx, &in))
 	return nil
 }
 
@@ -463,8 +475,7 @@ func (p *triageProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 // sends to be decided, the groups of traces decided earlier, the in-flight
 // feeds, and its counts (applied to telemetry once the lock is released).
 type intake struct {
-	toDecide []*heldTrace
-	rooted   []*heldTrace // traces whose root arrived in this batch
+	toDecide []*heldTrace // traces forced out by a limit or eviction
 	late     []lateGroup
 	passed   []ptrace.Traces // spans of traces being decided, beyond their limits
 	feeds    []inFlightFeed
@@ -507,7 +518,7 @@ func (p *triageProcessor) takeLate(in *intake, g *traceGroup) bool {
 // evicting the oldest when num_traces are held), within the trace's
 // limits. ok false when a limit forced the trace out to be decided.
 // Called with p.mu held.
-func (p *triageProcessor) hold(in *intake, g *traceGroup, now time.Time) (h *heldTrace, ok bool) {
+func (p *triageProcessor) hold(in *intake, g *traceGroup, now time.Time) (h *heldTrace, ok, rooted bool) {
 	h, ok = p.held.Get(g.id)
 	if !ok {
 		for p.held.Len() >= p.cfg.NumTraces {
@@ -556,13 +567,13 @@ func (p *triageProcessor) hold(in *intake, g *traceGroup, now time.Time) (h *hel
 		in.dTraces, in.dSpans = in.dTraces-1, in.dSpans-h.spans
 		h.cutBy = limit
 		in.toDecide = append(in.toDecide, p.startDeciding(h, triggerLimit))
-		return h, false
+		return h, false, false
 	}
 	if root && !h.queued {
 		h.queued = true
-		in.rooted = append(in.rooted, h)
+		rooted = true
 	}
-	return h, true
+	return h, true, rooted
 }
 
 // evictOverMaxBytes applies the global byte cap: it evicts the least
@@ -584,8 +595,8 @@ func (p *triageProcessor) evictOverMaxBytes(in *intake, filling pcommon.TraceID)
 // releaseRooted sends the traces whose root arrived to be decided, unless
 // they wait root_wait (for late children) or logs_wait (for their log
 // events). Called with p.mu held.
-func (p *triageProcessor) releaseRooted(in *intake, now time.Time) {
-	for _, h := range in.rooted {
+func (p *triageProcessor) releaseRooted(in *intake, rooted, toDecide []*heldTrace, now time.Time) []*heldTrace {
+	for _, h := range rooted {
 		if h.trigger != "" {
 			continue // already forced out by a limit or eviction
 		}
@@ -599,8 +610,9 @@ func (p *triageProcessor) releaseRooted(in *intake, now time.Time) {
 		}
 		p.held.Remove(h.id)
 		in.dTraces, in.dSpans = in.dTraces-1, in.dSpans-h.spans
-		in.toDecide = append(in.toDecide, p.startDeciding(h, triggerRoot))
+		toDecide = append(toDecide, p.startDeciding(h, triggerRoot))
 	}
+	return toDecide
 }
 
 // recordIntake applies an intake's counts to the telemetry.
@@ -780,8 +792,10 @@ func (p *triageProcessor) finish(ctx context.Context, toDecide []*heldTrace, ext
 	if len(toDecide) == 0 && (extra == (ptrace.Traces{}) || extra.SpanCount() == 0) {
 		return
 	}
-	done := make([]*heldTrace, 0, len(toDecide))
-	decisions := make([]*decided, 0, len(toDecide))
+	// (Room on the stack for a few: most calls decide one trace.)
+	var doneRoom [4]*heldTrace
+	var decisionsRoom [4]*decided
+	done, decisions := doneRoom[:0], decisionsRoom[:0]
 	for _, h := range toDecide {
 		// nil: held for a model answer, published when it arrives.
 		if d := p.decide(ctx, h); d != nil {
