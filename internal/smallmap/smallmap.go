@@ -9,23 +9,14 @@ package smallmap
 import "unsafe"
 
 // Map is the map. The zero value is empty, ready to use, and allocates
-// nothing until an entry is put. It is 16 bytes: its slice is kept as the
-// first entry's address and two 32-bit counts, and once its entries moved
-// to a Go map, the address is the map's (a held run keeps several Maps,
-// and few of them ever hold more than a handful of entries).
+// nothing until an entry is put. It is 24 bytes: its slice is kept as the
+// first entry's address and two 32-bit counts (a held run keeps several
+// Maps, and few of them ever hold more than a handful of entries).
 type Map[K comparable, V any] struct {
-	// p is the first entry of the slice (*entry[K, V]) or, with c inMap,
-	// the Go map (the pointer a map[K]V value is).
-	p    unsafe.Pointer
+	p    *entry[K, V]
 	n, c uint32 // length and capacity of the slice at p
+	m    map[K]V
 }
-
-// inMap is the capacity of a Map whose entries are in a Go map.
-const inMap = ^uint32(0)
-
-// A map value is one pointer (setGoMap keeps it as p): this does not
-// compile otherwise.
-var _ = [1]struct{}{}[unsafe.Sizeof(map[int]int(nil))-unsafe.Sizeof(unsafe.Pointer(nil))]
 
 type entry[K comparable, V any] struct {
 	k K
@@ -36,42 +27,27 @@ type entry[K comparable, V any] struct {
 // another bound).
 const MaxSlice = 16
 
-// kv is the slice of entries (nil when none was ever put). Not with
-// the entries in a Go map.
+// kv is the slice of entries (nil when none was ever put).
 func (m *Map[K, V]) kv() []entry[K, V] {
 	if m.p == nil {
 		return nil
 	}
-	return unsafe.Slice((*entry[K, V])(m.p), m.c)[:m.n]
+	return unsafe.Slice(m.p, m.c)[:m.n]
 }
 
 // setKV keeps kv as the slice of entries.
 func (m *Map[K, V]) setKV(kv []entry[K, V]) {
-	m.p, m.n, m.c = unsafe.Pointer(unsafe.SliceData(kv)), uint32(len(kv)), uint32(cap(kv))
-}
-
-// goMap is the Go map holding the entries (nil while they are in the
-// slice).
-func (m *Map[K, V]) goMap() map[K]V {
-	if m.c != inMap {
-		return nil
-	}
-	return *(*map[K]V)(unsafe.Pointer(&m.p))
-}
-
-// setGoMap moves the entries to gm.
-func (m *Map[K, V]) setGoMap(gm map[K]V) {
-	m.p, m.n, m.c = *(*unsafe.Pointer)(unsafe.Pointer(&gm)), 0, inMap
+	m.p, m.n, m.c = unsafe.SliceData(kv), uint32(len(kv)), uint32(cap(kv))
 }
 
 // Get returns the value of k and whether k is in the map.
 func (m *Map[K, V]) Get(k K) (V, bool) {
-	if m.c == inMap {
-		v, ok := m.goMap()[k]
+	if m.m != nil {
+		v, ok := m.m[k]
 		return v, ok
 	}
 	if m.n > 0 {
-		kv := unsafe.Slice((*entry[K, V])(m.p), m.n)
+		kv := unsafe.Slice(m.p, m.n)
 		for i := range kv {
 			if kv[i].k == k {
 				return kv[i].v, true
@@ -91,8 +67,8 @@ func (m *Map[K, V]) Put(k K, v V) { m.PutUpTo(k, v, MaxSlice) }
 // a Go map once, when they are more than the max of the Put that adds
 // one; use one max for a Map.
 func (m *Map[K, V]) PutUpTo(k K, v V, max int) {
-	if gm := m.goMap(); gm != nil {
-		gm[k] = v
+	if m.m != nil {
+		m.m[k] = v
 		return
 	}
 	kv := m.kv()
@@ -106,18 +82,18 @@ func (m *Map[K, V]) PutUpTo(k K, v V, max int) {
 		m.setKV(append(kv, entry[K, V]{k, v}))
 		return
 	}
-	gm := make(map[K]V, 2*len(kv))
+	m.m = make(map[K]V, 2*len(kv))
 	for _, e := range kv {
-		gm[e.k] = e.v
+		m.m[e.k] = e.v
 	}
-	gm[k] = v
-	m.setGoMap(gm)
+	m.m[k] = v
+	m.p, m.n, m.c = nil, 0, 0
 }
 
 // Del removes k.
 func (m *Map[K, V]) Del(k K) {
-	if gm := m.goMap(); gm != nil {
-		delete(gm, k)
+	if m.m != nil {
+		delete(m.m, k)
 		return
 	}
 	kv := m.kv()
@@ -131,16 +107,16 @@ func (m *Map[K, V]) Del(k K) {
 
 // Len is the number of entries.
 func (m *Map[K, V]) Len() int {
-	if gm := m.goMap(); gm != nil {
-		return len(gm)
+	if m.m != nil {
+		return len(m.m)
 	}
 	return int(m.n)
 }
 
 // Each calls f on every entry, in no particular order.
 func (m *Map[K, V]) Each(f func(K, V)) {
-	if gm := m.goMap(); gm != nil {
-		for k, v := range gm {
+	if m.m != nil {
+		for k, v := range m.m {
 			f(k, v)
 		}
 		return
@@ -153,11 +129,8 @@ func (m *Map[K, V]) Each(f func(K, V)) {
 // Reset empties the map and keeps its slice's room (not a Go map it moved
 // to), its entries cleared, for a map that is filled again and again.
 func (m *Map[K, V]) Reset() {
-	if m.c == inMap {
-		*m = Map[K, V]{}
-		return
-	}
 	kv := m.kv()
 	clear(kv)
 	m.setKV(kv[:0])
+	m.m = nil
 }

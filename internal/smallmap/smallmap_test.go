@@ -82,7 +82,7 @@ func TestMapPutUpTo(t *testing.T) {
 				m.Del(k)
 				delete(ref, k)
 			}
-			if inSlice := m.c != inMap; (inSlice && m.Len() > max) || (!inSlice && i < max) {
+			if inSlice := m.m == nil; (inSlice && m.Len() > max) || (!inSlice && i < max) {
 				t.Fatalf("max %d, %d entries after %d puts: in slice %v", max, m.Len(), i+1, inSlice)
 			}
 			if m.Len() != len(ref) {
