@@ -1,6 +1,7 @@
 package classifier
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -179,11 +180,7 @@ func TestLoopDetectorStreams(t *testing.T) {
 // Classifier gives.
 func TestPooledClassifyCallsAreFresh(t *testing.T) {
 	byFile := captureRuns(t)
-	files := make([]string, 0, len(byFile))
-	for f := range byFile {
-		files = append(files, f)
-	}
-	slices.Sort(files)
+	files := slices.Sorted(maps.Keys(byFile))
 	shared := mustNew(t, Options{})
 	n, nFailed := 0, 0
 	for _, f := range files {

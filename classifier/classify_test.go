@@ -1,6 +1,7 @@
 package classifier
 
 import (
+	"maps"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -480,11 +481,7 @@ func TestParallelCallDoesNotRecoverItsSibling(t *testing.T) {
 // Classifier that read that run alone.
 func TestPooledClassificationsAreFresh(t *testing.T) {
 	byFile := captureRuns(t)
-	files := make([]string, 0, len(byFile))
-	for f := range byFile {
-		files = append(files, f)
-	}
-	slices.Sort(files)
+	files := slices.Sorted(maps.Keys(byFile))
 	shared := mustNew(t, Options{})
 	n := 0
 	for _, f := range files {

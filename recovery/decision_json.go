@@ -155,11 +155,10 @@ func unsafe8(x uint64) uint64 {
 		(quoteAmp-ones8)&^quoteAmp | (angles-ones8)&^angles | (backslash-ones8)&^backslash
 }
 
-// safePrefix is the length of the longest prefix of s that is all
-// jsonSafe: most strings of a document are that whole, and are copied as
-// they are.
-func safePrefix(s string) int {
-	i := 0
+// safeWords is the index of the first 8-byte word of s, from i on, with
+// a byte that is not jsonSafe (or the last whole word's end): the words
+// skipped are all safe.
+func safeWords(s string, i int) int {
 	for ; i+8 <= len(s); i += 8 {
 		w := s[i : i+8]
 		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
@@ -168,6 +167,14 @@ func safePrefix(s string) int {
 			break
 		}
 	}
+	return i
+}
+
+// safePrefix is the length of the longest prefix of s that is all
+// jsonSafe: most strings of a document are that whole, and are copied as
+// they are.
+func safePrefix(s string) int {
+	i := safeWords(s, 0)
 	for ; i < len(s); i++ {
 		if c := s[i]; c >= utf8.RuneSelf || !jsonSafe[c] {
 			break
@@ -189,14 +196,7 @@ func appendJSONString(dst []byte, s string) []byte {
 	start := 0
 	for i < len(s) {
 		// Most text is safe ASCII: skip it eight bytes at a time.
-		for ; i+8 <= len(s); i += 8 {
-			w := s[i : i+8]
-			x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
-				uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
-			if unsafe8(x)&highs8 != 0 {
-				break
-			}
-		}
+		i = safeWords(s, i)
 		if i >= len(s) {
 			break
 		}
