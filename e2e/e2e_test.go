@@ -982,22 +982,6 @@ func run(t *testing.T, timeout time.Duration, name string, args ...string) []byt
 	return stdout.Bytes()
 }
 
-// freePorts returns n distinct loopback ports that were free a moment ago
-// (all held open together so the kernel cannot hand out one twice).
-func freePorts(t *testing.T, n int) []int {
-	t.Helper()
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports
-}
-
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
