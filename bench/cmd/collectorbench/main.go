@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -222,13 +223,21 @@ func measure(collector, config string, src *bench.Replay, passes, workers int) (
 	return result{spans: sent, forwarded: end - base, bytes: nbytes, cpu: cpu1 - cpu0, wall: wall, rssMiB: m.rssMiB()}, nil
 }
 
+// freePort returns a loopback port that was free a moment ago, below
+// Linux's default ephemeral range (32768-60999): a port from bind(0) is in
+// that range, where the sender's and the collector's outgoing connections
+// take their source ports, and one of them could take it before the
+// collector listens on it ("bind: address already in use" at start-up).
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+	for range 1000 {
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(32768-20000)))
+		if err != nil {
+			continue // taken: try another
+		}
+		defer l.Close()
+		return l.Addr().(*net.TCPAddr).Port, nil
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return 0, errors.New("no free loopback port in 20000-32767")
 }
 
 type sender struct {
