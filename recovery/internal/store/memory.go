@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hashicorp/golang-lru/v2/simplelru"
+
 	"github.com/triage-otel/triage/recovery/internal/breaker"
 )
 
@@ -171,85 +173,49 @@ func (m *Memory) Close() error { return nil }
 type ttlLRU[V any] struct {
 	ttl  time.Duration
 	size int
-	// root links the entries in use order: root.next is the most recently
-	// used, root.prev the least (each entry is its own list element: one
-	// allocation per entry).
-	root    ttlEntry[V]
-	items   map[string]*ttlEntry[V]
+	// entries never evict by themselves (their bound is one above size):
+	// put evicts, because only it knows whether the oldest entry had
+	// expired.
+	entries *simplelru.LRU[string, ttlValue[V]]
 	dropped func(expired bool)
 }
 
-type ttlEntry[V any] struct {
-	prev, next *ttlEntry[V]
-	key        string
-	val        V
-	expires    time.Time
+type ttlValue[V any] struct {
+	val     V
+	expires time.Time
 }
 
 func newTTLLRU[V any](ttl time.Duration, size int, dropped func(expired bool)) *ttlLRU[V] {
-	c := &ttlLRU[V]{ttl: ttl, size: size, items: map[string]*ttlEntry[V]{}, dropped: dropped}
-	c.root.prev, c.root.next = &c.root, &c.root
-	return c
-}
-
-func (c *ttlLRU[V]) len() int { return len(c.items) }
-
-func (c *ttlLRU[V]) unlink(e *ttlEntry[V]) {
-	e.prev.next, e.next.prev = e.next, e.prev
-	e.prev, e.next = nil, nil
-}
-
-func (c *ttlLRU[V]) pushFront(e *ttlEntry[V]) {
-	e.prev, e.next = &c.root, c.root.next
-	c.root.next.prev = e
-	c.root.next = e
-}
-
-func (c *ttlLRU[V]) moveToFront(e *ttlEntry[V]) {
-	if c.root.next == e {
-		return
+	entries, err := simplelru.NewLRU[string, ttlValue[V]](size+1, nil)
+	if err != nil {
+		panic(err) // size+1 > 0 for every size MemoryOptions allows
 	}
-	c.unlink(e)
-	c.pushFront(e)
+	return &ttlLRU[V]{ttl: ttl, size: size, entries: entries, dropped: dropped}
 }
+
+func (c *ttlLRU[V]) len() int { return c.entries.Len() }
 
 func (c *ttlLRU[V]) get(key string, now time.Time) (V, bool) {
 	var zero V
-	e, ok := c.items[key]
+	e, ok := c.entries.Get(key)
 	if !ok {
 		return zero, false
 	}
 	if !now.Before(e.expires) {
-		c.unlink(e)
-		delete(c.items, key)
+		c.entries.Remove(key)
 		c.dropped(true)
 		return zero, false
 	}
-	c.moveToFront(e)
 	return e.val, true
 }
 
 func (c *ttlLRU[V]) put(key string, val V, now time.Time) {
-	if e, ok := c.items[key]; ok {
-		e.val, e.expires = val, now.Add(c.ttl)
-		c.moveToFront(e)
-		return
-	}
-	e := &ttlEntry[V]{key: key, val: val, expires: now.Add(c.ttl)}
-	c.pushFront(e)
-	c.items[key] = e
-	for len(c.items) > c.size {
-		oldest := c.root.prev
-		c.unlink(oldest)
-		delete(c.items, oldest.key)
+	c.entries.Add(key, ttlValue[V]{val: val, expires: now.Add(c.ttl)})
+	for c.entries.Len() > c.size {
+		_, oldest, _ := c.entries.RemoveOldest()
 		// An entry that had already expired is counted as expired, not evicted.
 		c.dropped(!now.Before(oldest.expires))
 	}
 }
 
-func (c *ttlLRU[V]) remove(key string) {
-	if e, ok := c.items[key]; ok {
-		c.unlink(e)
-		delete(c.items, key)
-	}
-}
+func (c *ttlLRU[V]) remove(key string) { c.entries.Remove(key) }

@@ -114,8 +114,14 @@ func typeAttempt(ctx context.Context, s Store, session, failureType string) (int
 type lruModel struct {
 	ttl     time.Duration
 	size    int
-	entries []ttlEntry[int]
+	entries []modelEntry
 	dropped []bool
+}
+
+type modelEntry struct {
+	key     string
+	val     int
+	expires time.Time
 }
 
 func (m *lruModel) find(key string) int {
@@ -138,7 +144,7 @@ func (m *lruModel) get(key string, now time.Time) (int, bool) {
 		m.dropped = append(m.dropped, true)
 		return 0, false
 	}
-	m.entries = append([]ttlEntry[int]{e}, m.entries...)
+	m.entries = append([]modelEntry{e}, m.entries...)
 	return e.val, true
 }
 
@@ -146,7 +152,7 @@ func (m *lruModel) put(key string, val int, now time.Time) {
 	if i := m.find(key); i >= 0 {
 		m.entries = append(m.entries[:i], m.entries[i+1:]...)
 	}
-	m.entries = append([]ttlEntry[int]{{key: key, val: val, expires: now.Add(m.ttl)}}, m.entries...)
+	m.entries = append([]modelEntry{{key: key, val: val, expires: now.Add(m.ttl)}}, m.entries...)
 	for len(m.entries) > m.size {
 		oldest := m.entries[len(m.entries)-1]
 		m.entries = m.entries[:len(m.entries)-1]
@@ -186,10 +192,8 @@ func TestTTLLRUMatchesModel(t *testing.T) {
 				c.remove(key)
 				m.remove(key)
 			}
-			var order []string
-			for e := c.root.next; e != &c.root; e = e.next {
-				order = append(order, e.key)
-			}
+			order := c.entries.Keys() // oldest first
+			slices.Reverse(order)
 			var want []string
 			for _, e := range m.entries {
 				want = append(want, e.key)
