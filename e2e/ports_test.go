@@ -3,77 +3,18 @@
 package e2e
 
 import (
-	"fmt"
-	"math/rand/v2"
-	"net"
-	"os"
-	"strconv"
-	"strings"
-	"sync"
 	"testing"
+
+	"github.com/triage-otel/triage/internal/loopback"
 )
 
-// Ports handed out by freePorts in this test process.
-var (
-	portsMu    sync.Mutex
-	portsGiven = map[int]bool{}
-)
-
-// lowestPort is the lowest port freePorts hands out.
-const lowestPort = 20000
-
-// freePorts returns n distinct loopback ports that were free a moment ago
-// (all held open together), none handed out before in this process, and
-// below the kernel's ephemeral range where there is room for them there.
-//
-// A port from bind(0) is in the ephemeral range, where every outgoing
-// connection also takes its source port: a port handed to one collector
-// could become another collector's source port (tier 1 dialling tier 2)
-// before the first one listens on it, and the first one then fails at
-// start-up with "bind: address already in use" (TestTwoTiers did, in CI).
+// freePorts returns n distinct loopback ports for collectors the test
+// starts (loopback.FreePorts: below the ephemeral range, none twice).
 func freePorts(t testing.TB, n int) []int {
 	t.Helper()
-	portsMu.Lock()
-	defer portsMu.Unlock()
-	hi := ephemeralLow()
-	var ports []int
-	for tries := 0; len(ports) < n; tries++ {
-		if tries > 100000 {
-			t.Fatalf("no free loopback port found (%d of %d)", len(ports), n)
-		}
-		addr := "127.0.0.1:0"
-		if hi-lowestPort >= 1000 {
-			addr = fmt.Sprintf("127.0.0.1:%d", lowestPort+rand.IntN(hi-lowestPort))
-		}
-		l, err := net.Listen("tcp", addr)
-		if err != nil {
-			continue // taken: try another
-		}
-		defer l.Close()
-		p := l.Addr().(*net.TCPAddr).Port
-		if portsGiven[p] {
-			continue
-		}
-		portsGiven[p] = true
-		ports = append(ports, p)
+	ports, err := loopback.FreePorts(n)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return ports
-}
-
-// ephemeralLow is the first port of the kernel's ephemeral range (Linux's
-// default when it cannot be read).
-func ephemeralLow() int {
-	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
-	if err != nil {
-		return 32768
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return 32768
-	}
-	lo, err := strconv.Atoi(f[0])
-	if err != nil {
-		return 32768
-	}
-	return lo
 }

@@ -26,8 +26,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -42,6 +40,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/triage-otel/triage/bench"
+	"github.com/triage-otel/triage/internal/loopback"
 )
 
 func main() {
@@ -155,14 +154,11 @@ type payload struct {
 // first request of the measured passes until the last span left its
 // pipeline.
 func measure(collector, config string, src *bench.Replay, passes, workers int) (result, error) {
-	otlpPort, err := freePort()
+	ports, err := loopback.FreePorts(2)
 	if err != nil {
 		return result{}, err
 	}
-	metricsPort, err := freePort()
-	if err != nil {
-		return result{}, err
-	}
+	otlpPort, metricsPort := ports[0], ports[1]
 	cmd := exec.Command(collector, "--config", config, "--feature-gates=telemetry.newPipelineTelemetry")
 	cmd.Env = append(os.Environ(),
 		fmt.Sprintf("BENCH_OTLP_ENDPOINT=127.0.0.1:%d", otlpPort),
@@ -221,23 +217,6 @@ func measure(collector, config string, src *bench.Replay, passes, workers int) (
 		return result{}, err
 	}
 	return result{spans: sent, forwarded: end - base, bytes: nbytes, cpu: cpu1 - cpu0, wall: wall, rssMiB: m.rssMiB()}, nil
-}
-
-// freePort returns a loopback port that was free a moment ago, below
-// Linux's default ephemeral range (32768-60999): a port from bind(0) is in
-// that range, where the sender's and the collector's outgoing connections
-// take their source ports, and one of them could take it before the
-// collector listens on it ("bind: address already in use" at start-up).
-func freePort() (int, error) {
-	for range 1000 {
-		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(32768-20000)))
-		if err != nil {
-			continue // taken: try another
-		}
-		defer l.Close()
-		return l.Addr().(*net.TCPAddr).Port, nil
-	}
-	return 0, errors.New("no free loopback port in 20000-32767")
 }
 
 type sender struct {
