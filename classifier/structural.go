@@ -196,13 +196,13 @@ func (sc *schemaCache) checkCall(call *trajectory.ToolCall, offered *offeredInde
 	// Decoding the arguments checks them too: it fails exactly on the
 	// arguments json.Valid rejects (FuzzCheckCall), so they are not
 	// checked first.
-	v, err := jsonschema.UnmarshalJSON(strings.NewReader(args))
+	v, err := decodeArgs(args)
 	if err != nil {
 		return finding{Type: SchemaMismatch, Signal: SignalJSONSchema, Rule: "malformed_json", Confidence: confJSONSchema}, true
 	}
 	if s, ok := v.(string); ok {
 		// Some instrumentations record the arguments JSON-encoded twice.
-		if inner, err := jsonschema.UnmarshalJSON(strings.NewReader(s)); err == nil {
+		if inner, err := decodeArgs(s); err == nil {
 			v = inner
 		}
 	}
