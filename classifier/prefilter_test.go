@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/triage-otel/triage/trajectory"
 )
 
 // Texts around the HTTP status rule's number prefilter: with and without
@@ -138,6 +140,9 @@ func checkResultPrefilters(t *testing.T, s string) {
 	if got, want := opensLikeError(s), errorPrefix.MatchString(s) || leadingException.MatchString(s) || wrappedException.MatchString(s); got != want {
 		t.Errorf("opensLikeError(%q) = %v, the expressions %v", s, got, want)
 	}
+	if got, want := textEvidence(s), refTextEvidence(s); got != want {
+		t.Errorf("textEvidence(%q) = %+v, the expressions %+v", s, got, want)
+	}
 	if got, want := mayOpenWeakly(s) && weakErrorPrefix.MatchString(s), weakErrorPrefix.MatchString(s); got != want {
 		t.Errorf("weak opening of %q: prefiltered %v, expression %v", s, got, want)
 	}
@@ -157,7 +162,24 @@ func checkResultPrefilters(t *testing.T, s string) {
 	}
 }
 
+// refTextEvidence is textEvidence without the prefilters of its
+// expressions.
+func refTextEvidence(text string) trajectory.ErrorInfo {
+	if m := leadingException.FindStringSubmatch(text); m != nil {
+		return trajectory.ErrorInfo{Type: m[1], Message: text[len(m[0]):]}
+	}
+	if m := wrappedException.FindStringSubmatch(text); m != nil {
+		return trajectory.ErrorInfo{Type: m[1], Message: text[len(m[0]):]}
+	}
+	if info, ok := jsonError(strings.TrimSpace(text)); ok {
+		return info
+	}
+	return trajectory.ErrorInfo{Message: text}
+}
+
 var resultPrefilterCases = []string{
+	"TypeError : x", "ReadTimeout: x", "  a.b_c.TimeoutError\t:y", "Fault: x", "xFault:", "Error(", "EXCEPTION ( E ) : m", "Exception(x): y", "the tool failed", "I encountered an error",
+	`{"a":\\undefined}`, `{"a"=  'NaN' ]`, `{"a":"NaN"x}`, `[1,{"b":\f undefined }]`, `{"a":\"u"}`,
 	`{"error":"boom"}`, `{"errors":[{"m":1}],"data":null}`, `{"isError":true}`, `{"is_error":true}`, `{"message":"x","name":"TypeError"}`,
 	`{"detail":"d","stack":"s"}`, `{"reason":"r","status":"ERROR"}`, `{"\u0065rror":"escaped key"}`, `{"errorMessage":"m","type":"ValueError"}`,
 	"Error: boom", "\t\n TypeError: x", " error(Timeout): y", "_Private.Error: z", "An error occurred", "Tool failed", "\u212aeyError: k",

@@ -139,7 +139,52 @@ func opensLikeError(c string) bool {
 	if i == len(c) || !(c[i] == '_' || 'a' <= c[i] && c[i] <= 'z' || 'A' <= c[i] && c[i] <= 'Z') {
 		return false
 	}
-	return errorPrefix.MatchString(c) || leadingException.MatchString(c) || wrappedException.MatchString(c)
+	return mayOpenErrorPrefix(c[i]) && errorPrefix.MatchString(c) || mayLeadException(c[i:]) && leadingException.MatchString(c) ||
+		mayWrapException(c[i]) && wrappedException.MatchString(c)
+}
+
+// mayOpenErrorPrefix is a necessary condition for errorPrefix on a text
+// whose first byte after white space is b: its alternatives open with
+// error, exception, encountered, a, an, i, tool or the, in either case
+// (none of these letters is folded to from outside ASCII).
+func mayOpenErrorPrefix(b byte) bool {
+	switch b | 0x20 {
+	case 'e', 'a', 'i', 't':
+		return true
+	}
+	return false
+}
+
+// mayWrapException is the same for wrappedException: error or exception.
+func mayWrapException(b byte) bool { return b|0x20 == 'e' }
+
+// mayLeadException is a necessary condition for leadingException on s
+// with its leading white space cut: a name of [\w.] ending in Error,
+// Exception, Fault or Timeout, then white space and ':'. The name of a
+// match is the whole run of [\w.] at the start: a shorter one would be
+// followed by a name byte, not by white space or ':'.
+func mayLeadException(s string) bool {
+	j := 0
+	for j < len(s) && (isWordByte(s[j]) || s[j] == '.') {
+		j++
+	}
+	name := s[:j]
+	if !strings.HasSuffix(name, "Error") && !strings.HasSuffix(name, "Exception") && !strings.HasSuffix(name, "Fault") && !strings.HasSuffix(name, "Timeout") {
+		return false
+	}
+	for j < len(s) && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\f' || s[j] == '\r') {
+		j++
+	}
+	return j < len(s) && s[j] == ':'
+}
+
+// skipSpace is the length of s's leading white space (regexp's \s).
+func skipSpace(s string) int {
+	i := 0
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\f' || s[i] == '\r') {
+		i++
+	}
+	return i
 }
 
 // maxResultJSON bounds the result decoded to look for an error shape.
@@ -308,11 +353,16 @@ func firstNonEmpty(s ...string) string {
 // ("TimeoutError: …", "Error(TimeoutError): …") is read as an exception
 // type, an error-shaped JSON result as its name, code and message.
 func textEvidence(text string) trajectory.ErrorInfo {
-	if m := leadingException.FindStringSubmatch(text); m != nil {
-		return trajectory.ErrorInfo{Type: m[1], Message: text[len(m[0]):]}
+	i := skipSpace(text)
+	if mayLeadException(text[i:]) {
+		if m := leadingException.FindStringSubmatch(text); m != nil {
+			return trajectory.ErrorInfo{Type: m[1], Message: text[len(m[0]):]}
+		}
 	}
-	if m := wrappedException.FindStringSubmatch(text); m != nil {
-		return trajectory.ErrorInfo{Type: m[1], Message: text[len(m[0]):]}
+	if i < len(text) && mayWrapException(text[i]) {
+		if m := wrappedException.FindStringSubmatch(text); m != nil {
+			return trajectory.ErrorInfo{Type: m[1], Message: text[len(m[0]):]}
+		}
 	}
 	if info, ok := jsonError(strings.TrimSpace(text)); ok {
 		return info
@@ -344,10 +394,43 @@ func placeholderValue(content string) bool {
 	if len(c) < 2 || (c[0] != '{' && c[0] != '[') {
 		return false
 	}
-	// Every match holds one of the two words: most results have neither,
-	// and the expression's leading class would be tried at every ':'.
-	if !strings.Contains(c, "undefined") && !strings.Contains(c, "NaN") {
+	// Most results have no placeholder, and the expression's leading
+	// class would be tried at every ':'.
+	if !mayHoldPlaceholder(c) {
 		return false
 	}
 	return placeholderRe.MatchString(c)
+}
+
+// mayHoldPlaceholder is a necessary condition for placeholderRe: every
+// match opens with ':' or '=', white space (\s), then a run of
+// backslashes or one quote or neither, then undefined or NaN (the run of
+// backslashes is all of them: the word does not start with one). It looks
+// at each ':' and '=' of s, which one pass of IndexByte finds, instead of
+// searching s twice for the words.
+func mayHoldPlaceholder(s string) bool {
+	for _, sep := range [...]byte{':', '='} {
+		for i := 0; ; {
+			k := strings.IndexByte(s[i:], sep)
+			if k < 0 {
+				break
+			}
+			i += k + 1
+			j := i
+			for j < len(s) && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\f' || s[j] == '\r') {
+				j++
+			}
+			if j < len(s) && s[j] == '\\' {
+				for j < len(s) && s[j] == '\\' {
+					j++
+				}
+			} else if j < len(s) && (s[j] == '"' || s[j] == '\'') {
+				j++
+			}
+			if j < len(s) && (s[j] == 'u' && strings.HasPrefix(s[j:], "undefined") || s[j] == 'N' && strings.HasPrefix(s[j:], "NaN")) {
+				return true
+			}
+		}
+	}
+	return false
 }
