@@ -133,11 +133,18 @@ func eachElementAt(v string, fn func(i int, rest string) int) int {
 // the span's attribute text, as the strings it takes from attributes do).
 func jsonStringText(lit string) string {
 	in := lit[1 : len(lit)-1]
-	if strings.IndexByte(in, '\\') < 0 && utf8.ValidString(in) {
+	// One word-at-a-time pass finds the first backslash or non-ASCII byte
+	// (most texts, and object keys, have neither); the search for a
+	// backslash and the UTF-8 check are left for what follows it.
+	j := asciiRunEnd(in, 0)
+	if j == len(in) {
+		return in
+	}
+	if rest := in[j:]; strings.IndexByte(rest, '\\') < 0 && utf8.ValidString(rest) {
 		// Valid JSON holds no control character in a string.
 		return in
 	}
-	return unquoteJSON(lit)
+	return unquoteJSONFrom(lit, j)
 }
 
 // decodeJSONString decodes s when it is exactly one JSON string literal
@@ -154,9 +161,15 @@ func decodeJSONString(s string) (string, bool) {
 // escapes resolved, a \u escape of half a surrogate pair and bytes that
 // are not UTF-8 replaced by U+FFFD.
 func unquoteJSON(lit string) string {
+	return unquoteJSONFrom(lit, asciiRunEnd(lit[1:len(lit)-1], 0))
+}
+
+// unquoteJSONFrom is unquoteJSON when the literal's text holds neither a
+// backslash nor a non-ASCII byte before i (asciiRunEnd(text, 0) <= i).
+func unquoteJSONFrom(lit string, i int) string {
 	in := lit[1 : len(lit)-1]
 	// The run before the first escape or non-ASCII byte is copied as it is.
-	i := asciiRunEnd(in, 0)
+	i = asciiRunEnd(in, i)
 	b := make([]byte, i, len(in)+utf8.UTFMax)
 	copy(b, in[:i])
 	for i < len(in) {
@@ -331,14 +344,27 @@ func decodeMetadataJSON(v string, md *metadataIDs) {
 
 // fieldIndex returns the index of the field name matching key as
 // encoding/json matches it, or -1.
+//
+// The names are ASCII (Go field names and JSON tags): an ASCII key folds
+// onto a name only of its own length (strings.EqualFold folds non-ASCII
+// runes such as U+212A onto ASCII letters, never ASCII onto ASCII of
+// another length), so names of other lengths are not compared; a key that
+// is not ASCII is compared with every name (fieldIndexRef).
 func fieldIndex(key string, names []string) int {
 	for i, n := range names {
 		if n == key {
 			return i
 		}
 	}
+	ascii := true
+	for i := 0; i < len(key); i++ {
+		if key[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
 	for i, n := range names {
-		if strings.EqualFold(n, key) {
+		if (!ascii || len(n) == len(key)) && strings.EqualFold(n, key) {
 			return i
 		}
 	}
