@@ -258,7 +258,7 @@ func (r *Run) shareTexts(c *callRec) {
 	if c.tool < 0 || (c.result == nil && c.req == nil) {
 		return
 	}
-	t := r.steps[r.root(c.tool)].eff.tool
+	t := r.steps[r.root(c.tool)].eff.tool()
 	if t == nil {
 		return
 	}

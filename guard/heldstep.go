@@ -3,6 +3,9 @@ package guard
 import (
 	"bytes"
 	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -20,22 +23,38 @@ import (
 // back, TestHeldStepRoundTrip), so the guards read and merge steps as
 // Build does.
 type heldStep struct {
-	spanID, parentID pcommon.SpanID
-	start, end       pcommon.Timestamp
-	name             string
-	tool             *heldTool
-	llm              *heldLLM
-	// errs is the error evidence, and Kind and Convention when they are
-	// not values the codes name (SpanReader sets only those).
+	spanID     pcommon.SpanID
+	start, end pcommon.Timestamp
+	name       string
+	// grp is the tool-call group (*heldTool), the model-call group
+	// (*heldLLM) or both (*heldBoth), as flags say (flagTool, flagLLM):
+	// a step has one or the other, nearly always.
+	grp unsafe.Pointer
+	// errs is the error evidence, and Kind, Convention and ParentID when
+	// they are not values the codes and the span's node say (SpanReader
+	// sets only those: see odd).
 	errs       *heldErrs
 	kind, conv uint8
 	flags      uint8
 	// rec and status are the step record's (stepRec), kept in room the
-	// fields above leave (a stepRec is 96 B, not 112): its flags, and
+	// fields above leave (a stepRec is 80 B, not 96): its flags, and
 	// the status code of the call's outermost span. holdStep leaves them
 	// zero; a step record keeps them when its reading changes (setEff).
 	rec    uint8
 	status ptrace.StatusCode
+}
+
+// The parent span's ID is not kept in a held step: it is the span's, which
+// the run's span index keeps (spanNode.parent), and no reader of the
+// guards' steps looks at it (SameCall, MergeNested, ClassifyCall); a
+// held step gives it back where Build takes it over (ReadStep, stepAt).
+// A reading whose ParentID is not its span's parent keeps it in odd.
+
+// heldBoth is the groups of a step that has a tool call's fields and a
+// model call's.
+type heldBoth struct {
+	llm  heldLLM
+	tool heldTool
 }
 
 type heldTool struct {
@@ -43,18 +62,20 @@ type heldTool struct {
 }
 
 // heldLLM is the model-call group. Its lists are kept as heldLists: a
-// held reading is only read, so a list needs no capacity, and five
-// lengths of 4 bytes take the room of two and a half. The results fed back
-// and the results of its own calls share one address (a step records one
-// or the other; when it records both, they are copied into one array,
-// results): 128 B in all, was 192 B with five slice headers.
+// held reading is only read, so a list needs no capacity, and four
+// lengths of 4 bytes take the room of two. The results fed back and the
+// results of its own calls share one address (a step records one or the
+// other; when it records both, they are copied into one array, results).
+// The model, provider and finish reasons, which most model steps of every
+// run repeat, are one shared record (namesOf): 96 B in all, was 128 B
+// with the three of them kept in each step.
 type heldLLM struct {
-	Model, Provider, OutputText string
-	finishReasons               *string
-	requested                   *trajectory.ToolCall
-	offered                     *trajectory.ToolDef
-	results                     *trajectory.ToolResult
-	lens                        [5]uint32 // of the lists, in the order below
+	names      *heldNames
+	OutputText string
+	requested  *trajectory.ToolCall
+	offered    *trajectory.ToolDef
+	results    *trajectory.ToolResult
+	lens       [4]uint32 // of the lists, in the order below
 	// has says which of the result lists are not nil (hasInputResults,
 	// hasToolResults); with both, the input results come first at
 	// results. (It sits in the room after lens.)
@@ -71,12 +92,105 @@ const (
 
 // The lists of a heldLLM, in the order of its lens.
 const (
-	listFinishReasons = iota
-	listRequested
+	listRequested = iota
 	listOffered
 	listInputResults
 	listToolResults
 )
+
+// heldNames is a model step's model, provider and finish reasons. The
+// records are shared (read only), between the steps of a run and
+// between runs: most model steps name the same model and provider and
+// end with one of a few finish reasons.
+type heldNames struct {
+	namesKey
+	finishReasons []string
+}
+
+// namesKey is a shared heldNames record's key: reasons says whether the
+// finish reasons are nil (0), an empty list (1) or the one reason (2).
+type namesKey struct {
+	model, provider, reason string
+	reasons                 uint8
+}
+
+// maxSharedNames bounds the shared records (a few models and finish
+// reasons make them; a run past the bound keeps its own).
+const maxSharedNames = 1024
+
+var sharedNames struct {
+	sync.RWMutex
+	m map[namesKey]*heldNames
+}
+
+// recentNames are the shared records found last, looked at before the
+// map (most steps name one of them; comparing a few short texts costs
+// less than hashing them).
+var (
+	recentNames    [4]atomic.Pointer[heldNames]
+	recentNamesPos atomic.Uint32
+)
+
+// namesOf is the record of a model step's names: a shared one when the
+// step has at most one finish reason and the bound allows, else its own.
+// A shared record holds copies of the texts, so that it keeps no span's
+// memory.
+func namesOf(model, provider string, reasons []string) *heldNames {
+	if len(reasons) > 1 {
+		return &heldNames{namesKey{model: model, provider: provider}, reasons}
+	}
+	k := namesKey{model: model, provider: provider}
+	switch {
+	case len(reasons) == 1:
+		k.reason, k.reasons = reasons[0], 2
+	case reasons != nil:
+		k.reasons = 1
+	}
+	for i := range recentNames {
+		if h := recentNames[i].Load(); h != nil && h.namesKey == k {
+			return h
+		}
+	}
+	sharedNames.RLock()
+	h := sharedNames.m[k]
+	sharedNames.RUnlock()
+	if h == nil {
+		if h = newSharedNames(k); h == nil {
+			return &heldNames{namesKey{model: model, provider: provider}, reasons}
+		}
+	}
+	recentNames[recentNamesPos.Add(1)%uint32(len(recentNames))].Store(h)
+	return h
+}
+
+// newSharedNames is the shared record of k, made if the bound allows (nil
+// when not).
+func newSharedNames(k namesKey) *heldNames {
+	sharedNames.Lock()
+	defer sharedNames.Unlock()
+	if h := sharedNames.m[k]; h != nil {
+		return h
+	}
+	if len(sharedNames.m) >= maxSharedNames {
+		return nil
+	}
+	k.model, k.provider, k.reason = strings.Clone(k.model), strings.Clone(k.provider), strings.Clone(k.reason)
+	h := &heldNames{namesKey: k}
+	switch k.reasons {
+	case 1:
+		h.finishReasons = []string{}
+	case 2:
+		h.finishReasons = []string{k.reason}
+	}
+	if sharedNames.m == nil {
+		sharedNames.m = make(map[namesKey]*heldNames)
+	}
+	sharedNames.m[k] = h
+	return h
+}
+
+// noNames is the names of a model-call group that sets none (read only).
+var noNames heldNames
 
 // holdList keeps list s as its first element's address (nil for a nil
 // slice, non-nil for an empty one, as unsafe.SliceData gives them) and its
@@ -96,9 +210,9 @@ func heldList[T any](p *T, n uint32) []T {
 	return unsafe.Slice(p, n)
 }
 
-func (l *heldLLM) FinishReasons() []string {
-	return heldList(l.finishReasons, l.lens[listFinishReasons])
-}
+func (l *heldLLM) Model() string           { return l.names.model }
+func (l *heldLLM) Provider() string        { return l.names.provider }
+func (l *heldLLM) FinishReasons() []string { return l.names.finishReasons }
 func (l *heldLLM) Requested() []trajectory.ToolCall {
 	return heldList(l.requested, l.lens[listRequested])
 }
@@ -145,8 +259,9 @@ type heldErrs struct {
 }
 
 type heldOdd struct {
-	kind trajectory.StepKind
-	conv trajectory.Convention
+	kind   trajectory.StepKind
+	conv   trajectory.Convention
+	parent pcommon.SpanID
 }
 
 const (
@@ -154,6 +269,8 @@ const (
 	flagStatusError
 	flagHasJSONRPC
 	flagOutputEmpty
+	flagTool // grp holds the tool-call group
+	flagLLM  // grp holds the model-call group
 )
 
 // oddCode is the kind or convention code of a value kept in odd.
@@ -177,31 +294,47 @@ func codeOf[T comparable](v T, known []T) uint8 {
 
 // noLLM is the model-call group of a step that sets none of its fields
 // (read only).
-var noLLM heldLLM
+var noLLM = heldLLM{names: &noNames}
 
-// holdStep is st as a held run keeps it. The slices and texts are st's
-// (not copied).
-func holdStep(st *trajectory.Step) heldStep {
-	h := heldStep{spanID: st.SpanID, parentID: st.ParentID, start: st.Start, end: st.End, name: st.Name,
+// holdStep is st as a held run keeps it, for a span whose parent is
+// parent. The slices and texts are st's (not copied).
+func holdStep(st *trajectory.Step, parent pcommon.SpanID) heldStep {
+	h := heldStep{spanID: st.SpanID, start: st.Start, end: st.End, name: st.Name,
 		kind: codeOf(st.Kind, stepKinds[:]), conv: codeOf(st.Convention, conventions[:])}
 	g := groupsOf(st)
-	if g.tool {
-		h.tool = &heldTool{st.ToolName, st.ToolCallID, st.Arguments, st.Result}
+	g.odd = g.odd || st.ParentID != parent
+	var tool *heldTool
+	var l *heldLLM
+	switch {
+	case g.tool && g.llm:
+		b := &heldBoth{}
+		tool, l = &b.tool, &b.llm
+		h.grp, h.flags = unsafe.Pointer(b), flagTool|flagLLM
+	case g.tool:
+		tool = &heldTool{}
+		h.grp, h.flags = unsafe.Pointer(tool), flagTool
+	case g.llm:
+		l = &heldLLM{}
+		h.grp, h.flags = unsafe.Pointer(l), flagLLM
+	}
+	if tool != nil {
+		*tool = heldTool{st.ToolName, st.ToolCallID, st.Arguments, st.Result}
 	}
 	if g.errs || g.odd {
 		h.errs = &heldErrs{StatusMessage: st.StatusMessage, Errors: st.Errors, HTTPStatus: st.HTTPStatus, JSONRPCCode: st.JSONRPCCode}
 		if g.odd {
-			h.errs.odd = &heldOdd{kind: st.Kind, conv: st.Convention}
+			h.errs.odd = &heldOdd{kind: st.Kind, conv: st.Convention, parent: st.ParentID}
 		}
 	}
-	if g.llm {
-		l := &heldLLM{Model: st.Model, Provider: st.Provider, OutputText: st.OutputText,
+	if l != nil {
+		*l = heldLLM{names: &noNames, OutputText: st.OutputText,
 			InputTokens: st.InputTokens, OutputTokens: st.OutputTokens, Cost: st.Cost}
-		l.finishReasons = holdList(st.FinishReasons, &l.lens[listFinishReasons])
+		if st.Model != "" || st.Provider != "" || st.FinishReasons != nil {
+			l.names = namesOf(st.Model, st.Provider, st.FinishReasons)
+		}
 		l.requested = holdList(st.Requested, &l.lens[listRequested])
 		l.offered = holdList(st.Offered, &l.lens[listOffered])
 		l.holdResults(st.InputResults, st.ToolResults)
-		h.llm = l
 	}
 	for _, f := range [...]struct {
 		set  bool
@@ -227,22 +360,57 @@ func groupsOf(st *trajectory.Step) heldGroups {
 	}
 }
 
-// step writes the Step h holds into st (all of its fields).
+// tool is the tool-call group, nil when the step sets none of it.
+func (h *heldStep) tool() *heldTool {
+	switch h.flags & (flagTool | flagLLM) {
+	case flagTool:
+		return (*heldTool)(h.grp)
+	case flagTool | flagLLM:
+		return &(*heldBoth)(h.grp).tool
+	}
+	return nil
+}
+
+// llm is the model-call group, nil when the step sets none of it.
+func (h *heldStep) llm() *heldLLM {
+	switch h.flags & (flagTool | flagLLM) {
+	case flagLLM:
+		return (*heldLLM)(h.grp)
+	case flagTool | flagLLM:
+		return &(*heldBoth)(h.grp).llm
+	}
+	return nil
+}
+
+// step writes the Step h holds into st (all of its fields), with a zero
+// ParentID unless the reading's was odd (stepAt gives it back).
 func (h *heldStep) step(st *trajectory.Step) {
-	*st = trajectory.Step{SpanID: h.spanID, ParentID: h.parentID, Start: h.start, End: h.end, Name: h.name,
+	*st = trajectory.Step{SpanID: h.spanID, Start: h.start, End: h.end, Name: h.name,
 		Kind: h.stepKind(), Convention: h.convention(),
 		ResultIsError: h.flags&flagResultIsError != 0, StatusError: h.flags&flagStatusError != 0,
 		HasJSONRPC: h.flags&flagHasJSONRPC != 0, OutputEmpty: h.flags&flagOutputEmpty != 0}
-	if t := h.tool; t != nil {
+	if t := h.tool(); t != nil {
 		st.ToolName, st.ToolCallID, st.Arguments, st.Result = t.ToolName, t.ToolCallID, t.Arguments, t.Result
 	}
 	if e := h.errs; e != nil {
 		st.StatusMessage, st.Errors, st.HTTPStatus, st.JSONRPCCode = e.StatusMessage, e.Errors, e.HTTPStatus, e.JSONRPCCode
+		if e.odd != nil {
+			st.ParentID = e.odd.parent
+		}
 	}
-	if l := h.llm; l != nil {
-		st.Model, st.Provider, st.FinishReasons, st.Requested, st.Offered = l.Model, l.Provider, l.FinishReasons(), l.Requested(), l.Offered()
+	if l := h.llm(); l != nil {
+		st.Model, st.Provider, st.FinishReasons, st.Requested, st.Offered = l.names.model, l.names.provider, l.names.finishReasons, l.Requested(), l.Offered()
 		st.InputResults, st.ToolResults, st.OutputText = l.InputResults(), l.ToolResults(), l.OutputText
 		st.InputTokens, st.OutputTokens, st.Cost = l.InputTokens, l.OutputTokens, l.Cost
+	}
+}
+
+// stepAt writes into st the Step h holds for a span whose parent is
+// parent (the reading holdStep was given, with its ParentID).
+func (h *heldStep) stepAt(st *trajectory.Step, parent pcommon.SpanID) {
+	h.step(st)
+	if h.errs == nil || h.errs.odd == nil {
+		st.ParentID = parent
 	}
 }
 
@@ -262,26 +430,27 @@ func (h *heldStep) convention() trajectory.Convention {
 
 // model is the model-call group (noLLM when the step sets none of it).
 func (h *heldStep) model() *heldLLM {
-	if h.llm == nil {
-		return &noLLM
+	if l := h.llm(); l != nil {
+		return l
 	}
-	return h.llm
+	return &noLLM
 }
 
 // toolCall is the tool-call group (zero when the step sets none of it).
 func (h *heldStep) toolCall() heldTool {
-	if h.tool == nil {
-		return heldTool{}
+	if t := h.tool(); t != nil {
+		return *t
 	}
-	return *h.tool
+	return heldTool{}
 }
 
 // shareBack bounds how many steps back a new model step looks for the
 // last model step, whose lists it may share.
 const shareBack = 8
 
-// shareLists makes a new model step's tool definitions and finish
-// reasons the last model step's lists when they are equal: most
+// shareLists makes a new model step's tool definitions the last model
+// step's list when they are equal (the finish reasons are shared by
+// namesOf): most
 // instrumentations record the tools offered on every model call (each
 // reading makes its own list of the same, shared, definitions), and a
 // held reading is only read (trajectory.Step.Offered is read-only and
@@ -292,17 +461,13 @@ const shareBack = 8
 // the runs of one agent are offered the same tools.
 func (r *Run) shareLists(l *heldLLM) {
 	for i := len(r.steps) - 1; i >= 0 && i >= len(r.steps)-shareBack; i-- {
-		prev := r.steps[i].eff.llm
+		prev := r.steps[i].eff.llm()
 		if prev == nil {
 			continue
 		}
 		if l.lens[listOffered] > 0 && l.lens[listOffered] == prev.lens[listOffered] && l.offered != prev.offered &&
 			slices.EqualFunc(l.Offered(), prev.Offered(), sameToolDef) {
 			l.offered = prev.offered
-		}
-		if l.lens[listFinishReasons] > 0 && l.lens[listFinishReasons] == prev.lens[listFinishReasons] &&
-			l.finishReasons != prev.finishReasons && slices.Equal(l.FinishReasons(), prev.FinishReasons()) {
-			l.finishReasons = prev.finishReasons
 		}
 		return
 	}

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"testing"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
 	"github.com/triage-otel/triage/trajectory"
 )
 
@@ -39,12 +41,14 @@ func fillField(t *testing.T, st *trajectory.Step, i int) {
 func TestHeldStepRoundTrip(t *testing.T) {
 	check := func(name string, st trajectory.Step) {
 		t.Helper()
-		h := holdStep(&st)
-		var got trajectory.Step
-		got.Model = "stale" // step writes every field
-		h.step(&got)
-		if !reflect.DeepEqual(got, st) {
-			t.Errorf("%s: held step gives back\n%+v\nnot\n%+v", name, got, st)
+		for _, parent := range []pcommon.SpanID{st.ParentID, {9, 9}} {
+			h := holdStep(&st, parent) // the span's parent, and another
+			var got trajectory.Step
+			got.Model = "stale" // step writes every field
+			h.stepAt(&got, parent)
+			if !reflect.DeepEqual(got, st) {
+				t.Errorf("%s (parent %v): held step gives back\n%+v\nnot\n%+v", name, parent, got, st)
+			}
 		}
 	}
 	n := reflect.TypeOf(trajectory.Step{}).NumField()
@@ -68,13 +72,17 @@ func TestHeldStepRoundTrip(t *testing.T) {
 	check("empty input results, own", trajectory.Step{InputResults: []trajectory.ToolResult{}, ToolResults: two})
 	check("own results only", trajectory.Step{ToolResults: two})
 	check("both result lists", trajectory.Step{InputResults: two[:1], ToolResults: two})
+	check("tool and model fields", trajectory.Step{Kind: trajectory.StepTool, ToolName: "t", Model: "m", ParentID: pcommon.SpanID{3}})
+	check("one finish reason", trajectory.Step{Kind: trajectory.StepLLM, Model: "m", Provider: "p", FinishReasons: []string{"stop"}})
+	check("two finish reasons", trajectory.Step{Kind: trajectory.StepLLM, FinishReasons: []string{"stop", "length"}})
+	check("no finish reason", trajectory.Step{Kind: trajectory.StepLLM, FinishReasons: []string{}})
 }
 
 // A held tool call's step is smaller than a Step.
 func TestHeldStepIsSmaller(t *testing.T) {
 	tool := trajectory.Step{Kind: trajectory.StepTool, ToolName: "t", Arguments: "{}"}
-	h := holdStep(&tool)
-	if h.llm != nil || h.errs != nil {
+	h := holdStep(&tool, tool.ParentID)
+	if h.llm() != nil || h.errs != nil {
 		t.Fatalf("a tool step without errors holds %+v", h)
 	}
 }

@@ -325,7 +325,7 @@ func (r *Run) counted(s *stepRec) recovery.Usage {
 		return s.extra.usage
 	}
 	l := s.eff.model()
-	return r.g.prices.usage(l.Model, l.InputTokens, l.OutputTokens, l.Cost)
+	return r.g.prices.usage(l.Model(), l.InputTokens, l.OutputTokens, l.Cost)
 }
 
 // callStatus is what is known of a call's outcome.
@@ -481,13 +481,13 @@ func (r *Run) addSpan(s *Read) {
 	k := int32(-1)
 	if anc, ok := r.stepAbove(node.parent); ok && r.sameCall(anc, &rd.Step) {
 		k = anc
-		r.steps[k].addParts([]heldStep{holdStep(&rd.Step)}, []pcommon.SpanID{id})
+		r.steps[k].addParts([]heldStep{holdStep(&rd.Step, s.parent)}, []pcommon.SpanID{id})
 	} else {
 		k = int32(len(r.steps))
-		rec := &stepRec{eff: holdStep(&rd.Step), merged: -1, call: -1}
+		rec := &stepRec{eff: holdStep(&rd.Step, s.parent), merged: -1, call: -1}
 		rec.eff.status = s.status
-		if rec.eff.llm != nil {
-			r.shareLists(rec.eff.llm)
+		if l := rec.eff.llm(); l != nil {
+			r.shareLists(l)
 		}
 		r.steps = append(r.steps, rec)
 		if !ok {
@@ -701,7 +701,8 @@ func (r *Run) recompute(k int32) {
 		s.extra.usage = r.counted(s)
 		s.mark(recUsageKept)
 	}
-	s.setEff(holdStep(&eff))
+	// eff's ParentID is what parts[0] gave (zero unless odd).
+	s.setEff(holdStep(&eff, pcommon.SpanID{}))
 }
 
 // fold folds what step k now says into the run: usage, tool definitions,
@@ -710,7 +711,7 @@ func (r *Run) fold(k int32) {
 	s := r.steps[k]
 	if s.eff.stepKind() == trajectory.StepLLM {
 		l := s.eff.model()
-		u, was := r.g.prices.usage(l.Model, l.InputTokens, l.OutputTokens, l.Cost), r.counted(s)
+		u, was := r.g.prices.usage(l.Model(), l.InputTokens, l.OutputTokens, l.Cost), r.counted(s)
 		r.usage = r.usage.Add(sub(u, was))
 		if u != was && !u.IsZero() {
 			r.lastUsageSpan = s.eff.spanID
@@ -758,14 +759,14 @@ func (r *Run) ReadStep(id pcommon.SpanID, st *trajectory.Step) bool {
 	s := r.steps[n.step]
 	if s.extra == nil || s.extra.parts == nil {
 		if s.eff.spanID == id && (s.extra == nil || s.extra.ids == nil) {
-			s.eff.step(st)
+			s.eff.stepAt(st, n.parent)
 			return true
 		}
 		return false
 	}
 	for i, x := range s.extra.ids {
 		if x == id && i < len(s.extra.parts) {
-			s.extra.parts[i].step(st)
+			s.extra.parts[i].stepAt(st, n.parent)
 			return true
 		}
 	}
