@@ -721,7 +721,7 @@ func prefilterText(text string) (alts, ok bool) {
 // asciiLower lowers the ASCII letters of s and leaves every other byte
 // (s itself when it has no upper-case ASCII letter).
 func asciiLower(s string) string {
-	i := 0
+	i := lowerWords(s)
 	for i < len(s) && !('A' <= s[i] && s[i] <= 'Z') {
 		i++
 	}
@@ -793,12 +793,47 @@ func matchLoose(loose []looseAlternative, s string, hits *keyHits) (found, bound
 }
 
 func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if word8(s[i:i+8])&highs8 != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
 		if s[i] >= 0x80 {
 			return false
 		}
 	}
 	return true
+}
+
+const (
+	ones8  = 0x0101010101010101
+	highs8 = 0x8080808080808080
+)
+
+// word8 is the 8 bytes of w (len(w) == 8) as one little-endian word (the
+// compiler loads it at once).
+func word8(w string) uint64 {
+	_ = w[7]
+	return uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+		uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+}
+
+// lowerWords is the index of the first 8-byte word of s with a byte that
+// is an upper-case ASCII letter or not ASCII (or the last whole word's
+// end): asciiLower's scan for the first upper-case letter skips the words
+// before it at once. For a byte b below 0x80, b+0x3f has its high bit set
+// when b >= 'A' and b+0x25 when b > 'Z', with no carry into the next byte.
+func lowerWords(s string) int {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := word8(s[i : i+8])
+		if x&highs8 != 0 || (x+0x3f*ones8)&^(x+0x25*ones8)&highs8 != 0 {
+			break
+		}
+	}
+	return i
 }
 
 // hasStatusNumber reports whether s holds what every match of the HTTP

@@ -476,3 +476,29 @@ func ruleTestTexts() []string {
 	}
 	return append(texts, nearMisses...)
 }
+
+// isASCII and asciiLower, which read 8 bytes at a time, answer as their
+// byte-at-a-time definitions.
+func FuzzASCIIWords(f *testing.F) {
+	for _, s := range []string{"", "abc", "Hello, World", "all lower case text here", "lower lower lowerZ", "@[`{AZaz", "é lower", "lower case é", "0123456789abcdef\x7f\x80"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ascii := true
+		want := []byte(s)
+		for i := range want {
+			if want[i] >= 0x80 {
+				ascii = false
+			}
+			if 'A' <= want[i] && want[i] <= 'Z' {
+				want[i] += 'a' - 'A'
+			}
+		}
+		if isASCII(s) != ascii {
+			t.Fatalf("isASCII(%q) = %v", s, !ascii)
+		}
+		if got := asciiLower(s); got != string(want) {
+			t.Fatalf("asciiLower(%q) = %q, want %q", s, got, want)
+		}
+	})
+}
