@@ -67,7 +67,14 @@ func keyBit(k string) uint {
 
 // Get is pcommon.Map.Get.
 func (a attrMap) Get(key string) (pcommon.Value, bool) {
-	b := keyBit(key)
+	if !a.hasBit(keyBit(key)) {
+		return pcommon.Value{}, false
+	}
+	return a.Map.Get(key)
+}
+
+// hasBit reports whether the signature has bit b (keyBit).
+func (a *attrMap) hasBit(b uint) bool {
 	var w uint64
 	switch b >> 6 {
 	case 0:
@@ -79,10 +86,34 @@ func (a attrMap) Get(key string) (pcommon.Value, bool) {
 	default:
 		w = a.k3
 	}
-	if w&(1<<(b&63)) == 0 {
-		return pcommon.Value{}, false
+	return w&(1<<(b&63)) != 0
+}
+
+// keySig is the signature of the keys (the attrMap of no map whose
+// signature has their bits): sig.hasBit(keyBit(k)) is false for a key k
+// not among them.
+func keySig(keys ...string) attrMap {
+	var a attrMap
+	for _, k := range keys {
+		b := keyBit(k)
+		switch w := uint64(1) << (b & 63); b >> 6 {
+		case 0:
+			a.k0 |= w
+		case 1:
+			a.k1 |= w
+		case 2:
+			a.k2 |= w
+		default:
+			a.k3 |= w
+		}
 	}
-	return a.Map.Get(key)
+	return a
+}
+
+// mayHoldAny reports whether a can hold one of the keys sig was made of:
+// false when no key of a has a bit of sig.
+func (a *attrMap) mayHoldAny(sig *attrMap) bool {
+	return a.k0&sig.k0|a.k1&sig.k1|a.k2&sig.k2|a.k3&sig.k3 != 0
 }
 
 // attrStr returns the attribute as a string; non-string values are rendered

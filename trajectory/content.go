@@ -1,6 +1,8 @@
 package trajectory
 
 import (
+	"maps"
+	"slices"
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -119,9 +121,24 @@ func spanHasContent(c *spanCtx) bool {
 	return false
 }
 
+// contentSig is the signature of contentKeys; contentPrefixStart the
+// first bytes of contentPrefixes.
+var (
+	contentSig         = keySig(slices.Collect(maps.Keys(contentKeys))...)
+	contentPrefixStart = func() (t [256]bool) {
+		for _, p := range contentPrefixes {
+			t[p[0]] = true
+		}
+		return t
+	}()
+)
+
 func isContentKey(k string, attrs attrMap) bool {
-	if contentKeys[k] {
+	if contentSig.hasBit(keyBit(k)) && contentKeys[k] {
 		return true
+	}
+	if k == "" || !contentPrefixStart[k[0]] {
+		goto mastra // no prefix starts with k's first byte
 	}
 	for _, p := range contentPrefixes {
 		if strings.HasPrefix(k, p) {
@@ -131,6 +148,7 @@ func isContentKey(k string, attrs attrMap) bool {
 				strings.Contains(k, ".contents.") || strings.HasSuffix(k, ".text")
 		}
 	}
+mastra:
 	if k == "input" || k == "output" {
 		// Mastra AI tracing's own input/output attributes.
 		_, mastra := attrs.Get("mastra.span.type")

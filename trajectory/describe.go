@@ -65,13 +65,23 @@ type nameKey struct{ list, rank uint8 }
 // first key set to a non-empty value, firstStr(m, list...).
 type spanNames struct{ agent, weakAgent, session string }
 
-func readSpanNames(m pcommon.Map) spanNames {
+// nameSig is the signature of nameKeys: a span whose signature has none
+// of its bits holds no name key, and a key without its bit is none.
+var nameSig = keySig(slices.Concat(agentKeys, weakAgentKeys, sessionKeys)...)
+
+func readSpanNames(a attrMap) spanNames {
+	if !a.mayHoldAny(&nameSig) {
+		return spanNames{}
+	}
 	var (
 		vals [3]string
 		best = [3]int{len(agentKeys), len(weakAgentKeys), len(sessionKeys)}
 		seen [3]uint64 // keys met: a repeated key counts at its first occurrence, as Map.Get finds it
 	)
-	m.Range(func(k string, v pcommon.Value) bool {
+	a.Range(func(k string, v pcommon.Value) bool {
+		if !nameSig.hasBit(keyBit(k)) {
+			return true
+		}
 		nk, ok := nameKeys[k]
 		if !ok || seen[nk.list]&(1<<nk.rank) != 0 {
 			return true
@@ -156,7 +166,7 @@ func (b *runBuilder) nameAgentAndSession(r *Run, ordered []int32, lead, nAgents 
 			continue // read already, with the same result
 		}
 		c := &nodes[i].c
-		names := readSpanNames(c.attrs.Map)
+		names := readSpanNames(c.attrs)
 		if r.Agent == "" {
 			if a := agentNameFrom(c, nodes[i].role == roleAgent, names.agent); a != "" {
 				r.Agent = a

@@ -82,8 +82,11 @@ func TestSpanNamesMatchFirstStr(t *testing.T) {
 	check := func(where string, m pcommon.Map) {
 		t.Helper()
 		want := spanNames{agent: firstStr(spanAttrs(m), agentKeys...), weakAgent: firstStr(spanAttrs(m), weakAgentKeys...), session: firstStr(spanAttrs(m), sessionKeys...)}
-		if got := readSpanNames(m); got != want {
+		if got := readSpanNames(spanAttrs(m)); got != want {
 			t.Fatalf("%s: %+v, firstStr gives %+v", where, got, want)
+		}
+		if got := readSpanNames(anyAttrs(m)); got != want {
+			t.Fatalf("%s without signature: %+v, firstStr gives %+v", where, got, want)
 		}
 	}
 	named := 0
@@ -94,7 +97,7 @@ func TestSpanNamesMatchFirstStr(t *testing.T) {
 		}
 		ForEachSpan(td, func(sp ptrace.Span) {
 			check(f+" "+sp.Name(), sp.Attributes())
-			if readSpanNames(sp.Attributes()) != (spanNames{}) {
+			if readSpanNames(spanAttrs(sp.Attributes())) != (spanNames{}) {
 				named++
 			}
 		})
@@ -118,7 +121,7 @@ func TestSpanNamesMatchFirstStr(t *testing.T) {
 	}
 	m := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes()
 	check("repeated keys", m)
-	if got := readSpanNames(m); got != (spanNames{agent: "first", weakAgent: "true", session: "42"}) {
+	if got := readSpanNames(spanAttrs(m)); got != (spanNames{agent: "first", weakAgent: "true", session: "42"}) {
 		t.Fatalf("repeated keys: %+v", got)
 	}
 }
