@@ -42,7 +42,8 @@ func TestFieldNamesASCII(t *testing.T) {
 	}
 }
 
-// FuzzFieldIndex holds fieldIndex to fieldIndexRef on every list.
+// FuzzFieldIndex holds fieldIndex and fieldSet.index to fieldIndexRef on
+// every list.
 func FuzzFieldIndex(f *testing.F) {
 	for _, k := range []string{"role", "ROLE", "Role", "tool_calls", "TOOL_CALLS", "toolcallid", "toolCallID", "\u212a", "\u212aind",
 		"ſession_id", "ſ", "name", "nAme", "", "x", "content\x00", "argumentſ", "lc_agent_name", "id", "ID", "Id"} {
@@ -52,6 +53,9 @@ func FuzzFieldIndex(f *testing.F) {
 		for _, l := range fieldLists {
 			if got, want := fieldIndex(key, l), fieldIndexRef(key, l); got != want {
 				t.Fatalf("fieldIndex(%q, %q) = %d, want %d", key, l, got, want)
+			}
+			if got, want := newFieldSet(l).index(key), fieldIndexRef(key, l); got != want {
+				t.Fatalf("fieldSet(%q).index(%q) = %d, want %d", l, key, got, want)
 			}
 		}
 	})

@@ -371,6 +371,70 @@ func fieldIndex(key string, names []string) int {
 	return -1
 }
 
+// fieldSet is a list of field names indexed by length, for the decoders
+// that match most keys (messages, parts, tool calls): an ASCII key is
+// compared, exactly and then folded, only with the names of its length
+// (fieldIndex's rule), in list order.
+type fieldSet struct {
+	names []string
+	byLen [32]uint32 // bit i set in byLen[n]: len(names[i]) == n
+}
+
+var (
+	messageFieldSet  = newFieldSet(messageFields)
+	partFieldSet     = newFieldSet(partFields)
+	toolCallFieldSet = newFieldSet(toolCallFields)
+)
+
+// newFieldSet indexes names: at most 32 ASCII names shorter than 32 bytes.
+func newFieldSet(names []string) *fieldSet {
+	f := &fieldSet{names: names}
+	if len(names) > 32 {
+		panic("fieldSet: more than 32 names")
+	}
+	for i, n := range names {
+		if n == "" || len(n) >= len(f.byLen) || hasNonASCII(n) {
+			panic("fieldSet: name " + n + " is empty, long or not ASCII")
+		}
+		f.byLen[len(n)] |= 1 << i
+	}
+	return f
+}
+
+// index is fieldIndex(key, f.names).
+func (f *fieldSet) index(key string) int {
+	if len(key) >= len(f.byLen) {
+		return fieldIndex(key, f.names)
+	}
+	// An exact match has the key's length (the names are not empty).
+	m := f.byLen[len(key)]
+	for w := m; w != 0; w &= w - 1 {
+		if i := bits.TrailingZeros32(w); f.names[i][0] == key[0] && f.names[i] == key {
+			return i
+		}
+	}
+	if asciiRunEnd(key, 0) != len(key) {
+		// Not ASCII (or holding a backslash): every name is folded.
+		return fieldIndex(key, f.names)
+	}
+	for w := m; w != 0; w &= w - 1 {
+		if i := bits.TrailingZeros32(w); strings.EqualFold(f.names[i], key) {
+			return i
+		}
+	}
+	return -1
+}
+
+// hasNonASCII reports whether s holds a byte that is not ASCII.
+func hasNonASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return true
+		}
+	}
+	return false
+}
+
 func setString(dst *string, v string) {
 	if jsonKind(v) == '"' {
 		*dst = jsonStringText(v)
@@ -456,7 +520,7 @@ func decodeMessageAt(v string, jm *jsonMessage) int {
 		return validLen(v)
 	}
 	return eachMemberAt(v, func(key, rest string) int {
-		i := fieldIndex(key, messageFields)
+		i := messageFieldSet.index(key)
 		switch i {
 		case 1:
 			return setSliceAt(&jm.Parts, rest, decodePartAt)
@@ -537,7 +601,7 @@ func decodePartAt(v string, p *jsonPart) int {
 		return validLen(v)
 	}
 	return eachMember(v, func(key, val string) {
-		switch fieldIndex(key, partFields) {
+		switch partFieldSet.index(key) {
 		case 0:
 			setString(&p.Type, val)
 		case 1:
@@ -589,7 +653,7 @@ func decodeToolCallAt(v string, c *jsonToolCall) int {
 		return validLen(v)
 	}
 	return eachMember(v, func(key, val string) {
-		switch fieldIndex(key, toolCallFields) {
+		switch toolCallFieldSet.index(key) {
 		case 0:
 			setString(&c.ID, val)
 		case 1:
