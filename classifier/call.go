@@ -81,6 +81,7 @@ func (c *Classifier) ClassifyCall(call Call) (inc Incident, failed, ok bool) {
 	}
 	one.run = trajectory.Run{Steps: steps, RootFound: true}
 	cl.c, cl.run, cl.steps, cl.schemas, cl.resultMode = c, &one.run, steps, c.schemas, resultsKeep
+	cl.memo.shared, cl.memo.mode = c.texts, resultsKeep
 	cl.collectCalls()
 	cl.callIncidents()
 	switch {

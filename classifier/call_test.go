@@ -4,6 +4,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -211,7 +212,11 @@ func TestPooledClassifyCallsAreFresh(t *testing.T) {
 					}
 				}
 			}
-			_ = shared.Classify(run)
+			// Classify takes what the calls kept (textmemo.go,
+			// resultmemo.go) and must answer as a new Classifier.
+			if got, want := shared.Classify(run), mustNew(t, Options{}).Classify(run); !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s run %d: after its calls %+v, alone %+v", f, ri, got, want)
+			}
 		}
 	}
 	if n < 100 || nFailed == 0 {

@@ -45,7 +45,8 @@ type Classifier struct {
 	opts        Options
 	constraints constraintSet
 	schemas     *schemaCache
-	results     *resultMemo // resultmemo.go
+	results     *resultMemo  // resultmemo.go
+	texts       *sharedTexts // textmemo.go
 	// scratch lends Classify its classification and lists (classify.go).
 	scratch *sync.Pool
 }
@@ -72,7 +73,7 @@ func New(opts Options) (*Classifier, error) {
 		return nil, fmt.Errorf("classifier: SilentCallTimeout must not be negative, got %v", opts.SilentCallTimeout)
 	}
 	opts.Constraints = append([]string(nil), opts.Constraints...)
-	return &Classifier{opts: opts, constraints: newConstraintSet(opts.Constraints), schemas: &schemaCache{}, results: newResultMemo(), scratch: &sync.Pool{}}, nil
+	return &Classifier{opts: opts, constraints: newConstraintSet(opts.Constraints), schemas: &schemaCache{}, results: newResultMemo(), texts: newSharedTexts(), scratch: &sync.Pool{}}, nil
 }
 
 // Classify returns the verdict of run. extra are incidents found outside

@@ -173,6 +173,7 @@ func (cl *classification) release() {
 // incidents of run and whether each was recovered.
 func (c *Classifier) findIncidents(cl *classification, run *trajectory.Run, extra []Incident) {
 	cl.c, cl.run, cl.steps, cl.schemas, cl.resultMode = c, run, run.Steps, c.schemas, resultsTake
+	cl.memo.shared, cl.memo.mode = c.texts, resultsTake
 	cl.collectCalls()
 	cl.callIncidents()
 	cl.llmIncidents()

@@ -314,6 +314,11 @@ func (ev *evidence) empty() bool {
 type memo struct {
 	text smallmap.Map[string, memoText]
 	exc  smallmap.Map[string, memoExc]
+	// shared, when set, is the Classifier's table of the text rules'
+	// findings (textmemo.go), used as mode says (resultsKeep: read and
+	// kept; resultsTake: taken; resultsRead: not used).
+	shared *sharedTexts
+	mode   resultTextMode
 }
 
 type memoText struct {
@@ -336,9 +341,26 @@ func (m *memo) classifyText(s string) (finding, bool) {
 	if r, ok := m.text.Get(s); ok {
 		return r.f, r.ok
 	}
-	f, ok := classifyText(s)
+	f, ok := m.classifySharedText(s)
 	if m.text.Len() < maxMemoEntries {
 		m.text.Put(s, memoText{f, ok})
+	}
+	return f, ok
+}
+
+// classifySharedText is classifyText(s), through the shared table as the
+// memo's mode says.
+func (m *memo) classifySharedText(s string) (finding, bool) {
+	if m.shared == nil || m.mode == resultsRead || s == "" {
+		return classifyText(s)
+	}
+	h := m.shared.hash(s)
+	if f, ok, hit := m.shared.get(s, h, m.mode == resultsTake); hit {
+		return f, ok
+	}
+	f, ok := classifyText(s)
+	if m.mode == resultsKeep {
+		m.shared.put(s, h, f, ok)
 	}
 	return f, ok
 }
