@@ -90,3 +90,40 @@ func FuzzJSONStringText(f *testing.F) {
 		}
 	})
 }
+
+// containsFoldASCIIRef is containsFoldASCII as it was: every place of s
+// compared, upper-case ASCII letters lowered.
+func containsFoldASCIIRef(s, word string) bool {
+	for i := 0; i+len(word) <= len(s); i++ {
+		j := 0
+		for ; j < len(word); j++ {
+			c := s[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != word[j] {
+				break
+			}
+		}
+		if j == len(word) {
+			return true
+		}
+	}
+	return false
+}
+
+// FuzzContainsFoldASCII holds the word-at-a-time search to the byte loop
+// for the words mayBeToolMessage looks for.
+func FuzzContainsFoldASCII(f *testing.F) {
+	for _, s := range []string{"", "tool", "TOOL", "xxxxxxxtool", "xxxxxxxxTooL", "toolxxxxxxxxxxxxfunction", "FUNCTIOn", "tttttttttttttoo",
+		"tToOl", "\x54\x4f\x4f\x4c", "\xd4\xef\xef\xec", "t\x00ool", `{"role":"Tool"}`, "ttttttttfunctio", "functio"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, w := range []string{"tool", "function", "t", "ab"} {
+			if got, want := containsFoldASCII(s, w), containsFoldASCIIRef(s, w); got != want {
+				t.Fatalf("containsFoldASCII(%q, %q) = %v, want %v", s, w, got, want)
+			}
+		}
+	})
+}

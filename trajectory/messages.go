@@ -2,7 +2,9 @@ package trajectory
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 	"strings"
 )
 
@@ -302,25 +304,49 @@ func mayBeToolMessage(s string) bool {
 	return containsFoldASCII(s, "tool") || containsFoldASCII(s, "function")
 }
 
-// containsFoldASCII reports whether s holds word (lower-case ASCII) in any
-// ASCII letter case.
+// containsFoldASCII reports whether s holds word (lower-case ASCII
+// letters) in any ASCII letter case. A byte b is word's letter c in some
+// case exactly when b|0x20 == c, so the first letter is searched a word
+// of s at a time (the zero bytes of (w|0x20…) ^ c…) and each place found
+// compared; the tail is compared byte by byte.
 func containsFoldASCII(s, word string) bool {
-	for i := 0; i+len(word) <= len(s); i++ {
-		j := 0
-		for ; j < len(word); j++ {
-			c := s[i+j]
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			if c != word[j] {
-				break
+	n := len(word)
+	if n == 0 {
+		return true
+	}
+	b := bytesOf(s)
+	first := uint64(word[0]) * swarOnes
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := (binary.LittleEndian.Uint64(b[i:]) | 0x20*swarOnes) ^ first
+		// Every zero byte of x is flagged (a byte above one may be too:
+		// each flag is checked).
+		for m := (x - swarOnes) &^ x & swarHighs; m != 0; m &= m - 1 {
+			if p := i + bits.TrailingZeros64(m)>>3; foldEqualAt(s, p, word) {
+				return true
 			}
 		}
-		if j == len(word) {
+	}
+	for ; i+n <= len(s); i++ {
+		if foldEqualAt(s, i, word) {
 			return true
 		}
 	}
 	return false
+}
+
+// foldEqualAt reports whether s holds word (lower-case ASCII letters) at
+// p in some ASCII letter case.
+func foldEqualAt(s string, p int, word string) bool {
+	if p+len(word) > len(s) {
+		return false
+	}
+	for j := 0; j < len(word); j++ {
+		if s[p+j]|0x20 != word[j] {
+			return false
+		}
+	}
+	return true
 }
 
 var langchainRoles = map[string]string{
