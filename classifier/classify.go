@@ -379,7 +379,13 @@ func (cl *classification) callIncidents() {
 		if result != nil {
 			// What the text says is read once per text for the guards
 			// and this classification (resultmemo.go).
-			rt := cl.resultText(result.Content)
+			// A result marked as an error, or of a tool that failed, fails
+			// the call whatever its text says: nothing below reads rt then.
+			need := resultNeedAll
+			if result.IsError || toolFailed {
+				need = resultNeedNone
+			}
+			rt := cl.resultText(result.Content, max(need, resultNeedFloor))
 			resErr = result.IsError || rt.errorShaped || !toolFailed && rt.headFailure
 			// A tool that ran on a missing or non-numeric argument and
 			// says so only by echoing JavaScript's undefined or NaN (read

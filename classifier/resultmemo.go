@@ -70,11 +70,27 @@ const (
 	resultsTake                       // Classify: takes what was kept
 )
 
+// resultNeed says whether a caller uses a resultText's readings (none for
+// a result marked as an error or of a tool that failed: the call failed).
+type resultNeed uint8
+
+const (
+	resultNeedNone resultNeed = iota
+	resultNeedAll
+)
+
+// resultNeedFloor is the least callIncidents asks for: tests raise it to
+// resultNeedAll to hold the lazy readings to reading everything.
+var resultNeedFloor = resultNeedNone
+
 // resultText reads what the text s of a result says, through the
-// Classifier's memo as the classification's mode says.
-func (cl *classification) resultText(s string) resultText {
+// Classifier's memo as the classification's mode says. When the text is
+// not in the memo and this classification does not keep it, only the
+// readings need names are made (the others are left false); a kept entry
+// holds all of them, since later readers may need more.
+func (cl *classification) resultText(s string, need resultNeed) resultText {
 	if s == "" || cl.c == nil || cl.resultMode == resultsRead {
-		return cl.readResultText(s)
+		return cl.readResultTextFor(s, need)
 	}
 	m := cl.c.results
 	k := resultKey{p: unsafe.StringData(s), n: len(s)}
@@ -97,13 +113,22 @@ func (cl *classification) resultText(s string) resultText {
 	if ok {
 		return e.v
 	}
-	v := cl.readResultText(s)
-	if cl.resultMode == resultsKeep {
-		m.mu.Lock()
-		m.putLocked(k, resultEntry{hash: h, v: v})
-		m.mu.Unlock()
+	if cl.resultMode != resultsKeep {
+		return cl.readResultTextFor(s, need)
 	}
+	v := cl.readResultText(s)
+	m.mu.Lock()
+	m.putLocked(k, resultEntry{hash: h, v: v})
+	m.mu.Unlock()
 	return v
+}
+
+// readResultTextFor is readResultText with only the readings need names.
+func (cl *classification) readResultTextFor(s string, need resultNeed) resultText {
+	if need == resultNeedNone {
+		return resultText{}
+	}
+	return cl.readResultText(s)
 }
 
 func (cl *classification) readResultText(s string) resultText {

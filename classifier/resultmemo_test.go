@@ -2,6 +2,9 @@ package classifier
 
 import (
 	"hash/maphash"
+	"maps"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -112,5 +115,30 @@ func TestResultMemoGenerationsAreBounded(t *testing.T) {
 	}
 	if n := m.size(); n > 2*maxResultEntries {
 		t.Fatalf("%d entries kept, bound %d", n, 2*maxResultEntries)
+	}
+}
+
+// Reading only what callIncidents uses of a result's text answers as
+// reading all of it, on every capture run, with and without the guards'
+// calls kept first.
+func TestResultNeedsOnCaptures(t *testing.T) {
+	byFile := captureRuns(t)
+	files := slices.Sorted(maps.Keys(byFile))
+	n := 0
+	for _, f := range files {
+		for ri := range byFile[f] {
+			run := &byFile[f][ri]
+			lazy := mustNew(t, Options{}).Classify(run)
+			resultNeedFloor = resultNeedAll
+			all := mustNew(t, Options{}).Classify(run)
+			resultNeedFloor = resultNeedNone
+			if !reflect.DeepEqual(lazy, all) {
+				t.Fatalf("%s run %d: reading what is needed %+v, reading all %+v", f, ri, lazy, all)
+			}
+			n += len(lazy.Incidents)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no incidents on the captures")
 	}
 }
