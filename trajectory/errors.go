@@ -162,6 +162,9 @@ var (
 	// JS "429 Rate limit reached..." (APIError.message is "<status> <msg>").
 	pyStatusRe = regexp.MustCompile(`Error code: ([1-5]\d\d)\b`)
 	jsStatusRe = regexp.MustCompile(`^(?:[A-Za-z]*Error: )?([45]\d\d) [A-Za-z({"]`)
+	// The literals every match of mcpErrorRe and pyStatusRe holds: the
+	// expressions run only on a text that holds them.
+	mcpErrorLiteral, pyStatusLiteral = "MCP error ", "Error code: "
 	// A provider error body, as JSON or as a Python dict repr:
 	// {"error": {"code": "context_length_exceeded", "type": "..."}},
 	// {"type": "error", "error": {"type": "overloaded_error"}}.
@@ -171,6 +174,21 @@ var (
 	codeKey     = keyedRule{[]string{"code"}, regexp.MustCompile(`^["']code["']\s*:\s*["']([A-Za-z0-9_.\-]{2,80})["']`)}
 	typeKey     = keyedRule{[]string{"type"}, regexp.MustCompile(`^["']type["']\s*:\s*["']([A-Za-z0-9_.\-]{2,80})["']`)}
 )
+
+// mayStartWithStatus is a necessary condition for jsStatusRe to match s:
+// s starts with a 4 or 5, or its leading run of ASCII letters ends in
+// "Error" and is followed by ": " (the letters [A-Za-z]* takes cannot go
+// past the first byte that is not one, and "Error: " ends the group).
+func mayStartWithStatus(s string) bool {
+	p := 0
+	for p < len(s) && s[p]|0x20 >= 'a' && s[p]|0x20 <= 'z' {
+		p++
+	}
+	if p == 0 {
+		return len(s) > 0 && (s[0] == '4' || s[0] == '5')
+	}
+	return p >= 5 && s[p-5:p] == "Error" && strings.HasPrefix(s[p:], ": ")
+}
 
 // isCodeLike reports whether s is a snake_case error code
 // ("context_length_exceeded", "overloaded_error") rather than a class name.
@@ -190,6 +208,9 @@ func isCodeLike(s string) bool {
 func mcpErrorCode(msg string) (int, bool) {
 	if len(msg) > maxErrorTextScan {
 		msg = msg[:maxErrorTextScan]
+	}
+	if !strings.Contains(msg, mcpErrorLiteral) {
+		return 0, false // every match holds it
 	}
 	m := mcpErrorRe.FindStringSubmatch(msg)
 	if m == nil {
@@ -213,13 +234,17 @@ func httpStatusFromText(e errorEvidence) int {
 		if len(msg) > maxErrorTextScan {
 			msg = msg[:maxErrorTextScan]
 		}
-		if m := pyStatusRe.FindStringSubmatch(msg); m != nil {
-			n, _ := strconv.Atoi(m[1])
-			return n
+		if strings.Contains(msg, pyStatusLiteral) {
+			if m := pyStatusRe.FindStringSubmatch(msg); m != nil {
+				n, _ := strconv.Atoi(m[1])
+				return n
+			}
 		}
-		if m := jsStatusRe.FindStringSubmatch(msg); m != nil {
-			n, _ := strconv.Atoi(m[1])
-			return n
+		if mayStartWithStatus(msg) {
+			if m := jsStatusRe.FindStringSubmatch(msg); m != nil {
+				n, _ := strconv.Atoi(m[1])
+				return n
+			}
 		}
 	}
 	return 0

@@ -76,3 +76,24 @@ func FuzzSignatureGates(f *testing.F) {
 		}
 	})
 }
+
+// FuzzErrorTextPrefilters: a text the literal prefilters of mcpErrorCode
+// and httpStatusFromText pass over is one their expressions do not match.
+func FuzzErrorTextPrefilters(f *testing.F) {
+	for _, s := range []string{"MCP error -32602: x", "Error code: 429 - {}", "503 The server", "429 Rate", "APIError: 503 Service",
+		"RateLimitError: 429 {", "Error: 500 x", "error: 500 x", "TypeError: 4xx", "XError:  503 a", "4", "", "5005 a", "Err: 503 a",
+		"ÉError: 503 a", "_Error: 503 a", "Error code: 9", "MCP error"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !strings.Contains(s, mcpErrorLiteral) && mcpErrorRe.MatchString(s) {
+			t.Fatalf("mcpErrorRe matches %q without %q", s, mcpErrorLiteral)
+		}
+		if !strings.Contains(s, pyStatusLiteral) && pyStatusRe.MatchString(s) {
+			t.Fatalf("pyStatusRe matches %q without %q", s, pyStatusLiteral)
+		}
+		if !mayStartWithStatus(s) && jsStatusRe.MatchString(s) {
+			t.Fatalf("jsStatusRe matches %q, mayStartWithStatus says it cannot", s)
+		}
+	})
+}
