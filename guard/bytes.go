@@ -23,7 +23,7 @@ var (
 	resultBytes   = int(unsafe.Sizeof(trajectory.ToolResult{}))
 	errorBytes    = int(unsafe.Sizeof(trajectory.ErrorInfo{}))
 	// nodeBytes is a span's node and its ID in the run's indexes.
-	nodeBytes = int(unsafe.Sizeof(indexEntry[[8]byte, spanNode]{})) + int(unsafe.Sizeof(indexEntry[[8]byte, []int32]{}))
+	nodeBytes = int(unsafe.Sizeof(indexEntry[[8]byte, spanNode]{})) + int(unsafe.Sizeof(indexEntry[[8]byte, ints]{}))
 	// perCallBytes is a call's record, its entries in the run's indexes
 	// and its place in the loop rule.
 	perCallBytes = callRecBytes + int(unsafe.Sizeof(indexEntry[string, int32]{}))*2 +

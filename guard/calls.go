@@ -20,7 +20,7 @@ import (
 // boundary, its requested calls, the results of its own calls it recorded.
 // Each part is taken once, when the step first has it.
 func (r *Run) llmStep(k int32) {
-	s := r.steps[k]
+	s := r.steps.at(k)
 	l := s.eff.model()
 	var fedOnly []int32
 	if in := l.InputResults(); !s.has(recResDone) && len(in) > 0 {
@@ -65,7 +65,7 @@ func (r *Run) llmStep(k int32) {
 // already ran them (by call ID, or by name among the tool steps of the
 // turn before, started after the model step did), else as new calls.
 func (r *Run) requests(k int32) {
-	s := r.steps[k]
+	s := r.steps.at(k)
 	early := s.takeEarly(nil)
 	requested := s.eff.model().Requested()
 requests:
@@ -85,7 +85,7 @@ requests:
 		}
 		for ei, j := range early {
 			c := &r.calls[j]
-			if c.reqStep < 0 && c.name == rc.Name && (c.id == "" || rc.ID == "") && r.steps[r.root(c.tool)].eff.start >= s.eff.start {
+			if c.reqStep < 0 && c.name == rc.Name && (c.id == "" || rc.ID == "") && r.steps.at(r.root(c.tool)).eff.start >= s.eff.start {
 				c.req, c.reqStep = rc, k
 				early = append(early[:ei], early[ei+1:]...)
 				r.classify(j)
@@ -102,7 +102,7 @@ requests:
 // detector now when its arguments identify it; otherwise its result will,
 // at the next turn.
 func (r *Run) toolStep(k int32) {
-	s := r.steps[k]
+	s := r.steps.at(k)
 	if s.call < 0 {
 		tc := s.eff.toolCall()
 		j := int32(-1)
@@ -213,7 +213,7 @@ func (r *Run) classify(j int32) {
 	r.shareTexts(c)
 	call := classifier.Call{Request: c.req, Result: c.result}
 	if c.reqStep >= 0 {
-		rs := &r.steps[r.root(c.reqStep)].eff
+		rs := &r.steps.at(r.root(c.reqStep)).eff
 		call.RequestSpanID, call.Offered = rs.spanID, rs.model().Offered()
 		if len(call.Offered) == 0 {
 			call.Offered = r.rareOrZero().agentDefs
@@ -221,11 +221,11 @@ func (r *Run) classify(j int32) {
 	}
 	if c.tool >= 0 {
 		var tool trajectory.Step
-		r.steps[r.root(c.tool)].eff.step(&tool)
+		r.steps.at(r.root(c.tool)).eff.step(&tool)
 		call.Tool = &tool
 	}
 	if c.resultStep >= 0 {
-		call.ResultSpanID = r.steps[r.root(c.resultStep)].eff.spanID
+		call.ResultSpanID = r.steps.at(r.root(c.resultStep)).eff.spanID
 	}
 	inc, failed, ok := r.g.classifier.ClassifyCall(call)
 	status := callPending
@@ -258,7 +258,7 @@ func (r *Run) shareTexts(c *callRec) {
 	if c.tool < 0 || (c.result == nil && c.req == nil) {
 		return
 	}
-	t := r.steps[r.root(c.tool)].eff.tool()
+	t := r.steps.at(r.root(c.tool)).eff.tool()
 	if t == nil {
 		return
 	}
@@ -274,7 +274,7 @@ func (r *Run) shareTexts(c *callRec) {
 // else the requested ones.
 func (r *Run) args(c *callRec) string {
 	if c.tool >= 0 {
-		if a := r.steps[r.root(c.tool)].eff.toolCall().Arguments; a != "" {
+		if a := r.steps.at(r.root(c.tool)).eff.toolCall().Arguments; a != "" {
 			return a
 		}
 	}
@@ -289,11 +289,11 @@ func (r *Run) args(c *callRec) string {
 func (r *Run) callSpan(c *callRec) pcommon.SpanID {
 	switch {
 	case c.tool >= 0:
-		return r.steps[r.root(c.tool)].eff.spanID
+		return r.steps.at(r.root(c.tool)).eff.spanID
 	case c.reqStep >= 0:
-		return r.steps[r.root(c.reqStep)].eff.spanID
+		return r.steps.at(r.root(c.reqStep)).eff.spanID
 	case c.resultStep >= 0:
-		return r.steps[r.root(c.resultStep)].eff.spanID
+		return r.steps.at(r.root(c.resultStep)).eff.spanID
 	}
 	return pcommon.SpanID{}
 }

@@ -460,8 +460,8 @@ const shareBack = 8
 // is compared with the definitions the guards held last, of any run:
 // the runs of one agent are offered the same tools.
 func (r *Run) shareLists(l *heldLLM) {
-	for i := len(r.steps) - 1; i >= 0 && i >= len(r.steps)-shareBack; i-- {
-		prev := r.steps[i].eff.llm()
+	for i := r.steps.len() - 1; i >= 0 && i >= r.steps.len()-shareBack; i-- {
+		prev := r.steps.at(int32(i)).eff.llm()
 		if prev == nil {
 			continue
 		}

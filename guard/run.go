@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -113,8 +114,8 @@ type Run struct {
 	// root arrives, and a Go map of a few entries costs several times the
 	// entries themselves.
 	nodes   smallmap.Map[pcommon.SpanID, spanNode]
-	waiting smallmap.Map[pcommon.SpanID, []int32] // steps whose parent chain stops at this unseen span
-	steps   []*stepRec                            // pointers: a held run's steps are not copied as the list grows
+	waiting smallmap.Map[pcommon.SpanID, ints] // steps whose parent chain stops at this unseen span
+	steps   list[*stepRec]                     // pointers: a held run's steps are not copied as the list grows
 
 	calls   []callRec
 	byID    smallmap.Map[string, int32]
@@ -136,10 +137,12 @@ type Run struct {
 	lastUsageSpan pcommon.SpanID
 	lastSpan      pcommon.SpanID
 
+	// ident is the run's service and agent (a shared record, identOf);
 	// session is the session id as the spans so far say it, from the
 	// source sessFrom names (sessionFrom): the first span's of the most
 	// preferred source any span had.
-	service, agent, session string
+	ident   *runIdent
+	session string
 
 	rare  *runRare
 	batch *batchState // while a batch is added (AddRead, CheckSession)
@@ -230,6 +233,90 @@ func (r *Run) endBatch() []Trip {
 // step, and a Go map of a few dozen entries takes over a kilobyte.
 const nodeSlice = 32
 
+// list is a list kept as its first element's address and two 32-bit
+// counts (16 bytes, a slice header is 24).
+type list[T any] struct {
+	p    *T
+	n, c uint32
+}
+
+// all is the list as a slice (nil when empty and never grown).
+func (l *list[T]) all() []T {
+	if l.p == nil {
+		return nil
+	}
+	return unsafe.Slice(l.p, l.c)[:l.n]
+}
+
+func (l *list[T]) len() int     { return int(l.n) }
+func (l *list[T]) at(i int32) T { return unsafe.Slice(l.p, l.n)[i] }
+
+// add appends v.
+func (l *list[T]) add(v T) {
+	s := append(l.all(), v)
+	l.p, l.n, l.c = unsafe.SliceData(s), uint32(len(s)), uint32(cap(s))
+}
+
+// runIdent is a run's service and agent. The records are shared (read
+// only) between runs: the runs of one agent name the same two.
+type runIdent struct{ service, agent string }
+
+// maxSharedIdents bounds the shared records (past it a run keeps its own).
+const maxSharedIdents = 1024
+
+var (
+	noIdent      runIdent
+	sharedIdents struct {
+		sync.Mutex
+		m map[runIdent]*runIdent
+	}
+	// recentIdents are the records found last, looked at before the map.
+	recentIdents    [4]atomic.Pointer[runIdent]
+	recentIdentsPos atomic.Uint32
+)
+
+// identity is the run's service and agent (empty when none yet).
+func (r *Run) identity() *runIdent {
+	if r.ident == nil {
+		return &noIdent
+	}
+	return r.ident
+}
+
+// identOf is the shared record of a service and agent (a run names them
+// at most twice: its service, then its agent). A shared record holds
+// copies of the texts, so that it keeps no span's memory.
+func identOf(service, agent string) *runIdent {
+	k := runIdent{service, agent}
+	for i := range recentIdents {
+		if id := recentIdents[i].Load(); id != nil && *id == k {
+			return id
+		}
+	}
+	id := sharedIdent(k)
+	recentIdents[recentIdentsPos.Add(1)%uint32(len(recentIdents))].Store(id)
+	return id
+}
+
+// sharedIdent is the shared record of k, made if the bound allows (k's
+// own past it).
+func sharedIdent(k runIdent) *runIdent {
+	sharedIdents.Lock()
+	defer sharedIdents.Unlock()
+	if id := sharedIdents.m[k]; id != nil {
+		return id
+	}
+	if len(sharedIdents.m) >= maxSharedIdents {
+		return &k
+	}
+	id := &runIdent{strings.Clone(k.service), strings.Clone(k.agent)}
+	if sharedIdents.m == nil {
+		sharedIdents.m = make(map[runIdent]*runIdent)
+	}
+	sharedIdents.m[k] = id
+	return id
+}
+
 // ints is a list of call or step indexes: a slice kept as its first
 // element's address and two 32-bit counts (16 bytes, a slice header is
 // 24; a held run keeps several, most of them empty or short).
@@ -309,7 +396,7 @@ type stepExtra struct {
 	// reading twice would double what a held step costs).
 	parts []heldStep
 	ids   []pcommon.SpanID
-	early []int32 // LLM steps: tool calls of the turn before it, not requested yet
+	early ints // LLM steps: tool calls of the turn before it, not requested yet
 	// usage is what the run counts for the step once eff changed after
 	// it was counted (recUsageKept).
 	usage recovery.Usage
@@ -428,8 +515,8 @@ func (r *Run) trip(t Trip) {
 // say: service.name, the agent name, and the session id (the configured
 // attributes on the spans, then on their resources, then the conventions
 // trajectory recognises).
-func (r *Run) Service() string { return r.service }
-func (r *Run) Agent() string   { return r.agent }
+func (r *Run) Service() string { return r.identity().service }
+func (r *Run) Agent() string   { return r.identity().agent }
 func (r *Run) Session() string { return r.session }
 
 // LastSpan is the span fed last.
@@ -462,8 +549,8 @@ func (r *Run) addSpan(s *Read) {
 		}
 	}
 	rd := &s.read
-	if r.agent == "" {
-		r.agent = rd.Agent
+	if id := r.identity(); id.agent == "" && rd.Agent != "" {
+		r.ident = identOf(id.service, rd.Agent)
 	}
 	r.noteSession(rd.Session, sessionConvention)
 	node := spanNode{parent: s.parent, step: -1}
@@ -481,15 +568,15 @@ func (r *Run) addSpan(s *Read) {
 	k := int32(-1)
 	if anc, ok := r.stepAbove(node.parent); ok && r.sameCall(anc, &rd.Step) {
 		k = anc
-		r.steps[k].addParts([]heldStep{holdStep(&rd.Step, s.parent)}, []pcommon.SpanID{id})
+		r.steps.at(k).addParts([]heldStep{holdStep(&rd.Step, s.parent)}, []pcommon.SpanID{id})
 	} else {
-		k = int32(len(r.steps))
+		k = int32(r.steps.len())
 		rec := &stepRec{eff: holdStep(&rd.Step, s.parent), merged: -1, call: -1}
 		rec.eff.status = s.status
 		if l := rec.eff.llm(); l != nil {
 			r.shareLists(l)
 		}
-		r.steps = append(r.steps, rec)
+		r.steps.add(rec)
 		if !ok {
 			r.waitOn(node.parent, k)
 		}
@@ -514,8 +601,8 @@ func (r *Run) foldDirty() {
 
 // identify reads the run's service and session from a span.
 func (r *Run) identify(s *Read) {
-	if r.service == "" {
-		r.service = s.service
+	if id := r.identity(); id.service == "" && s.service != "" {
+		r.ident = identOf(s.service, id.agent)
 	}
 	r.noteSession(s.cfgSession, sessionSpan)
 	r.noteSession(s.resSession, sessionResource)
@@ -523,8 +610,8 @@ func (r *Run) identify(s *Read) {
 
 // root follows merges to the step that holds k now.
 func (r *Run) root(k int32) int32 {
-	for r.steps[k].merged >= 0 {
-		k = r.steps[k].merged
+	for r.steps.at(k).merged >= 0 {
+		k = r.steps.at(k).merged
 	}
 	return k
 }
@@ -560,7 +647,8 @@ func (r *Run) waitOn(id pcommon.SpanID, k int32) {
 		n, seen := r.nodes.Get(id)
 		if !seen {
 			ws, _ := r.waiting.Get(id)
-			r.waiting.Put(id, append(ws, k))
+			ws.add(k)
+			r.waiting.Put(id, ws)
 			return
 		}
 		if n.step >= 0 {
@@ -578,7 +666,7 @@ func (r *Run) resolveWaiting(id pcommon.SpanID) {
 		return
 	}
 	r.waiting.Del(id)
-	for _, w := range ws {
+	for _, w := range ws.all() {
 		w = r.root(w)
 		anc, ok := r.stepAbove(id)
 		if !ok {
@@ -586,7 +674,7 @@ func (r *Run) resolveWaiting(id pcommon.SpanID) {
 			continue
 		}
 		var inner trajectory.Step
-		r.steps[w].eff.step(&inner)
+		r.steps.at(w).eff.step(&inner)
 		if anc == w || !r.sameCall(anc, &inner) {
 			continue
 		}
@@ -596,7 +684,7 @@ func (r *Run) resolveWaiting(id pcommon.SpanID) {
 
 // mergeInto merges step w (nested) into step k (its outer span's call).
 func (r *Run) mergeInto(k, w int32) {
-	sk, sw := r.steps[k], r.steps[w]
+	sk, sw := r.steps.at(k), r.steps.at(w)
 	ids := sw.spanIDs()
 	sk.addParts(sw.allParts(), ids)
 	if sw.extra != nil {
@@ -639,7 +727,7 @@ func sub(a, b recovery.Usage) recovery.Usage {
 // span of k's call (trajectory.SameCall).
 func (r *Run) sameCall(k int32, inner *trajectory.Step) bool {
 	var outer trajectory.Step
-	r.steps[k].eff.step(&outer)
+	r.steps.at(k).eff.step(&outer)
 	return trajectory.SameCall(&outer, inner)
 }
 
@@ -677,14 +765,14 @@ func (s *stepRec) takeEarly(early []int32) []int32 {
 		}
 		s.extra = &stepExtra{}
 	}
-	had := s.extra.early
-	s.extra.early = early
+	had := s.extra.early.all()
+	s.extra.early.set(early)
 	return had
 }
 
 // recompute merges step k's parts as Build merges them.
 func (r *Run) recompute(k int32) {
-	s := r.steps[k]
+	s := r.steps.at(k)
 	parts := s.allParts()
 	if len(parts) < 2 {
 		return // one span: eff is its reading
@@ -708,7 +796,7 @@ func (r *Run) recompute(k int32) {
 // fold folds what step k now says into the run: usage, tool definitions,
 // calls (and the guards they trip).
 func (r *Run) fold(k int32) {
-	s := r.steps[k]
+	s := r.steps.at(k)
 	if s.eff.stepKind() == trajectory.StepLLM {
 		l := s.eff.model()
 		u, was := r.g.prices.usage(l.Model(), l.InputTokens, l.OutputTokens, l.Cost), r.counted(s)
@@ -756,7 +844,7 @@ func (r *Run) ReadStep(id pcommon.SpanID, st *trajectory.Step) bool {
 	if !ok || n.step < 0 {
 		return false
 	}
-	s := r.steps[n.step]
+	s := r.steps.at(n.step)
 	if s.extra == nil || s.extra.parts == nil {
 		if s.eff.spanID == id && (s.extra == nil || s.extra.ids == nil) {
 			s.eff.stepAt(st, n.parent)
