@@ -283,11 +283,16 @@ func mayBeJSONError(c string) bool {
 			return false
 		}
 		i += q + 1
-		if errorShapeName(c[i:]) {
+		if i < len(c) && errorShapeStart[c[i]] && errorShapeName(c[i:]) {
 			return true
 		}
 	}
 }
+
+// errorShapeStart marks the first bytes of errorShapeName's names: most
+// quotes are followed by something else and are passed over without a
+// call.
+var errorShapeStart = [256]bool{'e': true, 'i': true, 'm': true, 'd': true, 'r': true}
 
 // errorShapeName reports whether s starts with one of mayBeJSONError's
 // member names and its closing quote.
