@@ -148,7 +148,7 @@ func genaiFillMessages(c *spanCtx, st *Step, m attrMap) {
 		st.Offered = c.toolDefs(attrStr(m, "gen_ai.tool.definitions"))
 	}
 	if len(st.InputResults) == 0 {
-		applyInputJSON(st, attrStr(m, "gen_ai.input.messages"), c.inputs)
+		applyInputJSON(st, attrStr(m, "gen_ai.input.messages"), c.inputs, c.memo)
 	}
 	if len(st.Requested) == 0 || st.OutputText == "" {
 		out := decodeMessages(attrStr(m, "gen_ai.output.messages"))

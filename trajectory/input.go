@@ -35,6 +35,9 @@ type lazyMessages struct {
 	tail  []lazyMessage
 	// scratch decodes the elements (nil: each into a new jsonMessage).
 	scratch *messageScratch
+	// memo holds the Build's decoded value texts (messageMemo.rawText;
+	// nil: none).
+	memo *messageMemo
 }
 
 type lazyMessage struct {
@@ -53,7 +56,7 @@ func (l *lazyMessages) at(i int) (*message, bool) {
 	if !e.seen {
 		// The messages' text is only needed in a rare case (text): it
 		// is not decoded here.
-		e.m, e.hasText, e.isM = messageFromText(l.decode(i), false, true)
+		e.m, e.hasText, e.isM = messageFromText(l.decode(i), false, true, l.memo)
 		e.seen = true
 	}
 	// A pointer into tail stays valid when tail grows: the message it
@@ -92,13 +95,13 @@ func (l *lazyMessages) text(i int) string {
 // whole.
 // lists (nil: none) are the lists the reader scanned before
 // (inputprefix.go).
-func applyInputJSON(st *Step, s string, lists *inputLists) {
+func applyInputJSON(st *Step, s string, lists *inputLists, mm *messageMemo) {
 	if len(st.InputResults) > 0 || !looksJSON(s) {
 		return
 	}
 	if t := trimJSON(bytesOf(s)); t[0] == '[' {
 		if f := trimJSON(t[1:]); len(f) > 0 && f[0] == '{' {
-			st.InputResults = scanInputResults(s, lists)
+			st.InputResults = scanInputResults(s, lists, mm)
 			return
 		}
 	}
@@ -107,7 +110,7 @@ func applyInputJSON(st *Step, s string, lists *inputLists) {
 
 // scanInputResults scans the message list s and reads its fed-back results
 // from its end (applyInputFrom over lazyMessages).
-func scanInputResults(s string, lists *inputLists) []ToolResult {
+func scanInputResults(s string, lists *inputLists, mm *messageMemo) []ToolResult {
 	elems, ok := lists.elements(s)
 	if !ok {
 		return nil // not JSON: decodeMessages finds nothing either
@@ -116,7 +119,7 @@ func scanInputResults(s string, lists *inputLists) []ToolResult {
 	ms := messageScratchPool.Get().(*messageScratch)
 	// The tail is the scratch's array, reused from list to list: nothing
 	// applyInputFrom returns points into it (results are copied).
-	l := lazyMessages{s: s, elems: elems, tail: ms.tail[:0], scratch: ms}
+	l := lazyMessages{s: s, elems: elems, tail: ms.tail[:0], scratch: ms, memo: mm}
 	applyInputFrom(&st, &l)
 	ms.tail = l.tail
 	ms.release()

@@ -15,9 +15,19 @@ import (
 func checkInputJSON(t *testing.T, s string) {
 	t.Helper()
 	var lazy, whole Step
-	applyInputJSON(&lazy, s, nil)
+	applyInputJSON(&lazy, s, nil, nil)
 	applyInput(&whole, decodeMessages(s))
 	assert.Equal(t, whole.InputResults, lazy.InputResults, "%.300s", s)
+	// With a memo, twice (the second reading takes the texts the first
+	// decoded), and the list wrapped (other list texts, the same values).
+	var memo messageMemo
+	for _, w := range []string{s, s, `{"messages":` + s + `}`} {
+		var memoed, ref Step
+		applyInputJSON(&memoed, w, nil, &memo)
+		applyInputJSON(&ref, w, nil, nil)
+		assert.Equal(t, ref.InputResults, memoed.InputResults, "memo: %.300s", w)
+	}
+	memo.reset()
 }
 
 var inputCases = []string{

@@ -170,7 +170,7 @@ func mastraFillRequest(c *spanCtx, st *Step) {
 					st.Offered = c.toolDefs(string(r.Tools))
 				}
 				if len(st.InputResults) == 0 && len(r.Messages) > 0 {
-					applyInputJSON(st, string(r.Messages), c.inputs)
+					applyInputJSON(st, string(r.Messages), c.inputs, c.memo)
 				}
 			}
 		}

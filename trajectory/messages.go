@@ -406,14 +406,14 @@ func lastIDElement(id json.RawMessage) (string, bool) {
 // same: a result whose existence depends on its text being non-empty is
 // kept or dropped by jsonTextEmpty, which says so without decoding it.
 func messageFromAs(src *jsonMessage, callsOnly bool) (message, bool) {
-	m, _, ok := messageFromText(src, callsOnly, false)
+	m, _, ok := messageFromText(src, callsOnly, false, nil)
 	return m, ok
 }
 
 // messageFromText is messageFromAs; with textless the message's Text is
 // left empty, not decoded, and hasText says whether it would not be (the
 // results' Content is decoded, unless callsOnly).
-func messageFromText(src *jsonMessage, callsOnly, textless bool) (m message, hasText, ok bool) {
+func messageFromText(src *jsonMessage, callsOnly, textless bool, mm *messageMemo) (m message, hasText, ok bool) {
 	jm := *src
 	role := jm.Role
 	if len(jm.LC) > 0 && len(jm.Kwargs) > 0 {
@@ -457,7 +457,7 @@ func messageFromText(src *jsonMessage, callsOnly, textless bool) (m message, has
 	if m.FinishReason == "" {
 		m.FinishReason = jm.ResponseMetadata.FinishReason
 	}
-	text := partText{callsOnly: callsOnly, textless: textless}
+	text := partText{callsOnly: callsOnly, textless: textless, memo: mm}
 	for _, p := range jm.Parts {
 		addPart(&m, &text, p, jm)
 	}
@@ -500,7 +500,8 @@ type partText struct {
 	b         strings.Builder
 	callsOnly bool
 	textless  bool
-	nonEmpty  bool // some text was added
+	nonEmpty  bool         // some text was added
+	memo      *messageMemo // the Build's texts decoded so far (nil: none)
 }
 
 // get returns the raw value's text (rawJSONText; "" with callsOnly) and
@@ -509,7 +510,7 @@ func (t *partText) get(r json.RawMessage) (string, bool) {
 	if t.callsOnly {
 		return "", !jsonTextEmpty(r)
 	}
-	s := rawJSONText(r)
+	s := t.memo.rawText(r)
 	return s, s != ""
 }
 

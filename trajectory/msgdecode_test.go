@@ -405,6 +405,11 @@ func checkMessageMemo(t *testing.T, s string) {
 				t.Fatalf("%q textless (memo %v): %+v %v, want %+v %v", s, mm != nil, got, ok, want, wok)
 			}
 		}
+		// Another text of the same message (a memo miss) takes the
+		// values' texts the first one decoded.
+		if got, ok := memo.decodeTextless(s + " "); ok != wok || !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q textless again: %+v %v, want %+v %v", s, got, ok, want, wok)
+		}
 	}
 	memo.reset()
 }
@@ -502,7 +507,7 @@ func checkMessageTextless(t *testing.T, s string) {
 	var jm jsonMessage
 	decodeMessageJSON(s, &jm)
 	want, wok := messageFromAs(&jm, false)
-	got, hasText, gok := messageFromText(&jm, false, true)
+	got, hasText, gok := messageFromText(&jm, false, true, nil)
 	if gok != wok || hasText != (want.Text != "") {
 		t.Fatalf("%q: ok %v hasText %v, want ok %v text %q", s, gok, hasText, wok, want.Text)
 	}

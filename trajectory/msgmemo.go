@@ -1,6 +1,9 @@
 package trajectory
 
-import "sync"
+import (
+	"encoding/json"
+	"sync"
+)
 
 // The wrapper spans of a LangGraph run output the conversation so far
 // ({"messages": [...]}), and OpenInference's LLM spans record it again in
@@ -17,7 +20,32 @@ const maxMemoMessages = 4096
 // calls only.
 type messageMemo struct {
 	full, calls, textless map[string]memoMessage
-	scratch               messageScratch
+	// texts are the texts of JSON values (rawJSONText) the textless
+	// messages decoded, by raw value: a tool result's content that
+	// several messages of the trace repeat (a chain output and the next
+	// model call's input) is decoded, and allocated, once.
+	texts   map[string]string
+	scratch messageScratch
+}
+
+// rawText is rawJSONText(r), decoded once per memo (mm nil: every time).
+// The text is shared: callers do not write it (strings).
+func (mm *messageMemo) rawText(r json.RawMessage) string {
+	if mm == nil {
+		return rawJSONText(r)
+	}
+	if s, ok := mm.texts[stringOf(r)]; ok {
+		return s
+	}
+	s := rawJSONText(r)
+	if mm.texts == nil {
+		mm.texts = make(map[string]string)
+	}
+	if len(mm.texts) < maxMemoMessages {
+		// r is a view of the Build's input text, as the messages' keys.
+		mm.texts[stringOf(r)] = s
+	}
+	return s
 }
 
 type memoMessage struct {
@@ -55,13 +83,13 @@ func (mm *messageMemo) decodeTextless(r string) (message, bool) {
 	if mm == nil {
 		var jm jsonMessage
 		decodeMessageJSON(r, &jm)
-		m, _, ok := messageFromText(&jm, false, true)
+		m, _, ok := messageFromText(&jm, false, true, nil)
 		return m, ok
 	}
 	if e, ok := mm.textless[r]; ok {
 		return e.m, e.ok
 	}
-	m, _, ok := messageFromText(mm.scratch.decode(r), false, true)
+	m, _, ok := messageFromText(mm.scratch.decode(r), false, true, mm)
 	if mm.textless == nil {
 		mm.textless = make(map[string]memoMessage)
 	}
@@ -91,7 +119,11 @@ func (mm *messageMemo) reset() {
 	}
 	clear(mm.full)
 	clear(mm.calls)
+	if len(mm.texts) > maxPooledMapEntries/4 {
+		mm.texts = nil
+	}
 	clear(mm.textless)
+	clear(mm.texts)
 	mm.scratch.clear()
 }
 

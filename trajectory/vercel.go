@@ -93,7 +93,7 @@ func vercelFill(c *spanCtx, st *Step) {
 		}
 	}
 	if len(st.InputResults) == 0 {
-		applyInputJSON(st, attrStr(a, "ai.prompt.messages"), c.inputs)
+		applyInputJSON(st, attrStr(a, "ai.prompt.messages"), c.inputs, c.memo)
 	}
 	if len(st.Requested) == 0 {
 		// [{toolCallId, toolName, input|args}], input being a JSON string.
