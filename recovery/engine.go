@@ -121,7 +121,7 @@ func New(cfg Options, opts ...Option) (*Engine, error) {
 		nonIdempotentTools:  patterns,
 		maxTotalAttempts:    cfg.MaxTotalAttempts,
 		maxRecoveryDuration: cfg.MaxRecoveryDuration,
-		newUUID:             uuid.NewV7,
+		newUUID:             newV7(newRandBuffer()),
 	}
 	h := cfg.History
 	e.memory = store.NewMemory(store.MemoryOptions{

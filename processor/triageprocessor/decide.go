@@ -234,7 +234,7 @@ func (t *traceAnnotations) annotate(span ptrace.Span) {
 		return
 	}
 	t.w.annotate(span.Attributes(), inc, root)
-	addEvaluations(span, inc, root)
+	addEvaluations(&t.w.b, span, inc, root)
 }
 
 // attributeCount is the number of attributes (not evaluation events)

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/golang-lru/v2/simplelru"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/xpdata"
 	"go.uber.org/zap"
 
 	"github.com/triage-otel/triage/trajectory"
@@ -83,7 +84,8 @@ func (d *decided) annotateLate(span ptrace.Span) {
 		a.apply(attrs)
 	}
 	attrs.PutBool(attrLate, true)
-	addEvaluations(span, anns)
+	var b xpdata.MapBuilder
+	addEvaluations(&b, span, anns)
 }
 
 func (d *decided) annotateLateAll(td ptrace.Traces) {
