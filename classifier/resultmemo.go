@@ -43,9 +43,19 @@ type resultText struct {
 	placeholder bool
 }
 
+// resultKey is a text's identity: its address as a number, which the
+// garbage collector does not follow (a *byte here would keep every text
+// the memo knows alive, a whole message history when the text is a slice
+// of one, until the entry is taken or its generation dropped), and its
+// length.
 type resultKey struct {
-	p *byte
+	p uintptr
 	n int
+}
+
+// resultKeyOf is the identity of text s.
+func resultKeyOf(s string) resultKey {
+	return resultKey{p: uintptr(unsafe.Pointer(unsafe.StringData(s))), n: len(s)}
 }
 
 type resultEntry struct {
@@ -93,7 +103,7 @@ func (cl *classification) resultText(s string, need resultNeed) resultText {
 		return cl.readResultTextFor(s, need)
 	}
 	m := cl.c.results
-	k := resultKey{p: unsafe.StringData(s), n: len(s)}
+	k := resultKeyOf(s)
 	h := maphash.String(m.seed, s)
 	m.mu.Lock()
 	e, ok := m.cur[k]

@@ -4,9 +4,11 @@ import (
 	"hash/maphash"
 	"maps"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/triage-otel/triage/trajectory"
@@ -85,7 +87,7 @@ func TestClassifyTakesTheKeptReading(t *testing.T) {
 		t.Fatalf("data result failed the run: %+v", v)
 	}
 	m := c.results
-	k := resultKey{p: unsafe.StringData(text), n: len(text)}
+	k := resultKeyOf(text)
 	m.mu.Lock()
 	m.putLocked(k, resultEntry{hash: maphash.String(m.seed, text) + 1, v: resultText{errorShaped: true}})
 	m.mu.Unlock()
@@ -111,7 +113,7 @@ func TestResultMemoGenerationsAreBounded(t *testing.T) {
 	m := newResultMemo()
 	s := "x"
 	for i := range 3*maxResultEntries + 5 {
-		m.putLocked(resultKey{p: unsafe.StringData(s), n: i}, resultEntry{})
+		m.putLocked(resultKey{p: resultKeyOf(s).p, n: i}, resultEntry{})
 	}
 	if n := m.size(); n > 2*maxResultEntries {
 		t.Fatalf("%d entries kept, bound %d", n, 2*maxResultEntries)
@@ -141,4 +143,40 @@ func TestResultNeedsOnCaptures(t *testing.T) {
 	if n == 0 {
 		t.Fatal("no incidents on the captures")
 	}
+}
+
+// A kept entry does not keep its text alive: the text of a result may be a
+// slice of a whole message history, and the memo holds up to two
+// generations of entries of runs that never reach Classify.
+func TestResultMemoKeepsNoTextAlive(t *testing.T) {
+	c := mustNew(t, Options{})
+	collected := make(chan struct{})
+	func() {
+		buf := make([]byte, 4096)
+		copy(buf, `{"error":"upstream timed out"}`)
+		for i := 30; i < len(buf); i++ {
+			buf[i] = ' '
+		}
+		runtime.AddCleanup(&buf[0], func(ch chan struct{}) { close(ch) }, collected)
+		text := unsafe.String(&buf[0], len(buf))
+		cl := &classification{c: c, resultMode: resultsKeep}
+		if v := cl.resultText(text, resultNeedAll); !v.errorShaped {
+			t.Fatalf("the text did not read as an error: %+v", v)
+		}
+		if c.results.size() != 1 {
+			t.Fatalf("%d entries kept, want 1", c.results.size())
+		}
+	}()
+	for range 100 {
+		runtime.GC()
+		select {
+		case <-collected:
+			if c.results.size() != 1 {
+				t.Fatalf("the entry was dropped: %d entries", c.results.size())
+			}
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	t.Fatal("the memo keeps the text of its entry alive")
 }
