@@ -248,7 +248,15 @@ func (l *list[T]) all() []T {
 	return unsafe.Slice(l.p, l.c)[:l.n]
 }
 
-func (l *list[T]) len() int     { return int(l.n) }
+func (l *list[T]) len() int { return int(l.n) }
+
+// reserve makes room in an empty list for n elements.
+func (l *list[T]) reserve(n int) {
+	if l.n == 0 && int(l.c) < n && n > 1 {
+		s := make([]T, 0, n)
+		l.p, l.c = unsafe.SliceData(s), uint32(n)
+	}
+}
 func (l *list[T]) at(i int32) T { return unsafe.Slice(l.p, l.n)[i] }
 
 // add appends v.
@@ -462,6 +470,20 @@ func (r *Run) Add(batch []Span) []Trip { return r.AddRead(r.g.Read(batch)) }
 // AddRead is Add for spans read earlier (Guards.Read).
 func (r *Run) AddRead(reads []Read) []Trip {
 	r.beginBatch()
+	// A run's first batch sizes its span index and step list: most
+	// traces come in one or two batches, and slices grown by appending
+	// keep a quarter of their room unused on average.
+	r.nodes.Reserve(len(reads), nodeSlice)
+	if r.steps.len() == 0 {
+		n := 0
+		for i := range reads {
+			switch reads[i].read.Role {
+			case trajectory.SpanLLM, trajectory.SpanTool, trajectory.SpanPart:
+				n++
+			}
+		}
+		r.steps.reserve(n)
+	}
 	order := r.batch.order[:0]
 	for i := range reads {
 		order = append(order, i)

@@ -40,6 +40,17 @@ func (m *Map[K, V]) setKV(kv []entry[K, V]) {
 	m.p, m.n, m.c = unsafe.SliceData(kv), uint32(len(kv)), uint32(cap(kv))
 }
 
+// Reserve makes room in an empty map's slice for n entries (at most max),
+// so that a caller that knows how many it will put allocates the slice
+// once, at its size. It does nothing once the map holds an entry.
+func (m *Map[K, V]) Reserve(n, max int) {
+	n = min(n, max)
+	if m.m != nil || m.n > 0 || int(m.c) >= n || n <= 1 {
+		return
+	}
+	m.setKV(make([]entry[K, V], 0, n))
+}
+
 // Get returns the value of k and whether k is in the map.
 func (m *Map[K, V]) Get(k K) (V, bool) {
 	if m.m != nil {
