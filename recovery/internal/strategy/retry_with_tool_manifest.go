@@ -2,7 +2,7 @@ package strategy
 
 import (
 	"context"
-	"fmt"
+	"strconv"
 
 	"github.com/triage-otel/triage/classifier"
 )
@@ -35,7 +35,7 @@ func manifestHint(failureType classifier.FailureType, tool string) string {
 		hint = "Call only tools listed in the current tool manifest, spelled exactly as declared, with arguments that match each tool's JSON Schema."
 	}
 	if tool != "" {
-		hint = fmt.Sprintf("The previous call to tool %q was rejected. %s", tool, hint)
+		hint = "The previous call to tool " + strconv.Quote(tool) + " was rejected. " + hint // fmt's %q is strconv.Quote
 	}
 	return hint
 }

@@ -3,6 +3,7 @@ package strategy
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/triage-otel/triage/classifier"
 )
@@ -30,7 +31,7 @@ func (s Sequence) Decide(ctx context.Context, env *Env, path string, attempt int
 	for i, st := range s.Steps {
 		m := st.MaxAttempts()
 		if rest <= m {
-			return st.Decide(ctx, env, fmt.Sprintf("%s.steps[%d]", path, i), rest)
+			return st.Decide(ctx, env, stepPath(path, i), rest)
 		}
 		rest -= m
 	}
@@ -44,4 +45,10 @@ func Exhausted(path string, attempt, maxAttempts int, failureType classifier.Fai
 			Reason: fmt.Sprintf("recovery budget exhausted: %d attempts for %s in this session", maxAttempts, failureType)},
 		Path: path, Leaf: "exhausted", Attempt: attempt, MaxAttempts: maxAttempts,
 	}
+}
+
+// stepPath is fmt.Sprintf("%s.steps[%d]", path, i) without fmt's
+// boxing of its arguments.
+func stepPath(path string, i int) string {
+	return path + ".steps[" + strconv.Itoa(i) + "]"
 }
