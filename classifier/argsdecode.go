@@ -3,7 +3,6 @@ package classifier
 import (
 	"encoding/json"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -16,10 +15,10 @@ import (
 // decodePlain reads are decoded without it, into the same value, with
 // their strings sliced from s. FuzzDecodeArgs holds it to UnmarshalJSON.
 func decodeArgs(s string) (any, error) {
-	d := plainDecoder{s: s}
+	d := plainDecoder{plainJSON{src: s}}
 	if v, ok := d.value(0); ok {
 		d.space()
-		if d.i == len(s) {
+		if d.pos == len(s) {
 			return v, nil
 		}
 	}
@@ -35,34 +34,22 @@ const maxPlainDepth = 64
 // JSON, read as encoding/json reads it, or may not be) makes it give up,
 // and decodeArgs hands the text to encoding/json.
 type plainDecoder struct {
-	s string
-	i int
-}
-
-func (d *plainDecoder) space() {
-	for d.i < len(d.s) {
-		switch d.s[d.i] {
-		case ' ', '\t', '\n', '\r':
-			d.i++
-		default:
-			return
-		}
-	}
+	plainJSON
 }
 
 // value reads one value after optional white space.
 func (d *plainDecoder) value(depth int) (any, bool) {
 	d.space()
-	if d.i == len(d.s) {
+	if d.pos == len(d.src) {
 		return nil, false
 	}
-	switch c := d.s[d.i]; {
+	switch c := d.src[d.pos]; {
 	case c == '{':
 		return d.object(depth + 1)
 	case c == '[':
 		return d.array(depth + 1)
 	case c == '"':
-		s, ok := d.str()
+		s, _, ok := d.str()
 		if !ok {
 			return nil, false
 		}
@@ -72,15 +59,15 @@ func (d *plainDecoder) value(depth int) (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		return n, true
-	case strings.HasPrefix(d.s[d.i:], "true"):
-		d.i += len("true")
+		return json.Number(n), true
+	case strings.HasPrefix(d.src[d.pos:], "true"):
+		d.pos += len("true")
 		return true, true
-	case strings.HasPrefix(d.s[d.i:], "false"):
-		d.i += len("false")
+	case strings.HasPrefix(d.src[d.pos:], "false"):
+		d.pos += len("false")
 		return false, true
-	case strings.HasPrefix(d.s[d.i:], "null"):
-		d.i += len("null")
+	case strings.HasPrefix(d.src[d.pos:], "null"):
+		d.pos += len("null")
 		return nil, true
 	}
 	return nil, false
@@ -90,41 +77,41 @@ func (d *plainDecoder) object(depth int) (any, bool) {
 	if depth > maxPlainDepth {
 		return nil, false
 	}
-	d.i++ // '{'
+	d.pos++ // '{'
 	m := map[string]any{}
 	d.space()
-	if d.i < len(d.s) && d.s[d.i] == '}' {
-		d.i++
+	if d.pos < len(d.src) && d.src[d.pos] == '}' {
+		d.pos++
 		return m, true
 	}
 	for {
 		d.space()
-		if d.i == len(d.s) || d.s[d.i] != '"' {
+		if d.pos == len(d.src) || d.src[d.pos] != '"' {
 			return nil, false
 		}
-		k, ok := d.str()
+		k, _, ok := d.str()
 		if !ok {
 			return nil, false
 		}
 		d.space()
-		if d.i == len(d.s) || d.s[d.i] != ':' {
+		if d.pos == len(d.src) || d.src[d.pos] != ':' {
 			return nil, false
 		}
-		d.i++
+		d.pos++
 		v, ok := d.value(depth)
 		if !ok {
 			return nil, false
 		}
 		m[k] = v
 		d.space()
-		if d.i == len(d.s) {
+		if d.pos == len(d.src) {
 			return nil, false
 		}
-		switch d.s[d.i] {
+		switch d.src[d.pos] {
 		case ',':
-			d.i++
+			d.pos++
 		case '}':
-			d.i++
+			d.pos++
 			return m, true
 		default:
 			return nil, false
@@ -136,11 +123,11 @@ func (d *plainDecoder) array(depth int) (any, bool) {
 	if depth > maxPlainDepth {
 		return nil, false
 	}
-	d.i++ // '['
+	d.pos++ // '['
 	a := []any{}
 	d.space()
-	if d.i < len(d.s) && d.s[d.i] == ']' {
-		d.i++
+	if d.pos < len(d.src) && d.src[d.pos] == ']' {
+		d.pos++
 		return a, true
 	}
 	for {
@@ -150,81 +137,17 @@ func (d *plainDecoder) array(depth int) (any, bool) {
 		}
 		a = append(a, v)
 		d.space()
-		if d.i == len(d.s) {
+		if d.pos == len(d.src) {
 			return nil, false
 		}
-		switch d.s[d.i] {
+		switch d.src[d.pos] {
 		case ',':
-			d.i++
+			d.pos++
 		case ']':
-			d.i++
+			d.pos++
 			return a, true
 		default:
 			return nil, false
 		}
 	}
-}
-
-// str reads a string without escapes or control characters whose bytes
-// are valid UTF-8 (encoding/json would replace invalid ones).
-func (d *plainDecoder) str() (string, bool) {
-	start := d.i + 1
-	ascii := true
-	for j := start; j < len(d.s); j++ {
-		switch c := d.s[j]; {
-		case c == '"':
-			s := d.s[start:j]
-			if !ascii && !utf8.ValidString(s) {
-				return "", false
-			}
-			d.i = j + 1
-			return s, true
-		case c == '\\' || c < 0x20:
-			return "", false
-		case c >= utf8.RuneSelf:
-			ascii = false
-		}
-	}
-	return "", false
-}
-
-// number reads a number as JSON writes it: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func (d *plainDecoder) number() (json.Number, bool) {
-	s, j := d.s, d.i
-	if s[j] == '-' {
-		j++
-	}
-	digits := func() bool {
-		k := j
-		for j < len(s) && isDigit(s[j]) {
-			j++
-		}
-		return j > k
-	}
-	switch {
-	case j < len(s) && s[j] == '0':
-		j++
-	case j < len(s) && '1' <= s[j] && s[j] <= '9':
-		digits()
-	default:
-		return "", false
-	}
-	if j < len(s) && s[j] == '.' {
-		j++
-		if !digits() {
-			return "", false
-		}
-	}
-	if j < len(s) && (s[j] == 'e' || s[j] == 'E') {
-		j++
-		if j < len(s) && (s[j] == '+' || s[j] == '-') {
-			j++
-		}
-		if !digits() {
-			return "", false
-		}
-	}
-	n := json.Number(s[d.i:j])
-	d.i = j
-	return n, true
 }

@@ -36,14 +36,14 @@ func FuzzDecodeArgs(f *testing.F) {
 // what it does not read itself.
 func TestPlainDecoderReads(t *testing.T) {
 	for _, s := range []string{`{"city":"Paris"}`, ` { "city" : "Paris" , "n" : [1, -2.5e3, 0, true, false, null, {}] } `, `{"q":"café"}`, `[]`, `-0`, `1e+5`} {
-		d := plainDecoder{s: s}
+		d := plainDecoder{plainJSON{src: s}}
 		if _, ok := d.value(0); !ok {
 			t.Errorf("plain decoder gave up on %q", s)
 		}
 	}
 	for _, s := range []string{`{"q":"caf\u00e9"}`, `{"q":"\xff"}`, "{\"a\":\"x\ty\"}", `01x`, `{"a":}`, `[1,]`, `tru`} {
-		d := plainDecoder{s: s}
-		if _, ok := d.value(0); ok && d.i == len(s) {
+		d := plainDecoder{plainJSON{src: s}}
+		if _, ok := d.value(0); ok && d.pos == len(s) {
 			t.Errorf("plain decoder read %q", s)
 		}
 	}

@@ -3,7 +3,6 @@ package classifier
 import (
 	"slices"
 	"strings"
-	"unicode/utf8"
 	"unsafe"
 )
 
@@ -22,7 +21,7 @@ func canonicalFast(raw string) (string, bool) {
 	if raw == "" || raw[0] == '"' {
 		return "", false
 	}
-	w := canonWriter{src: raw, out: make([]byte, 0, len(raw))}
+	w := canonWriter{plainJSON: plainJSON{src: raw}, out: make([]byte, 0, len(raw))}
 	if !w.value() {
 		return "", false
 	}
@@ -41,8 +40,7 @@ func canonicalFast(raw string) (string, bool) {
 const maxCanonicalDepth = 64
 
 type canonWriter struct {
-	src     string
-	pos     int
+	plainJSON
 	out     []byte
 	depth   int
 	members []canonMember // a stack: each object's members above its base
@@ -54,17 +52,6 @@ type canonWriter struct {
 type canonMember struct {
 	key      string
 	from, to int
-}
-
-func (w *canonWriter) space() {
-	for w.pos < len(w.src) {
-		switch w.src[w.pos] {
-		case ' ', '\t', '\n', '\r':
-			w.pos++
-		default:
-			return
-		}
-	}
 }
 
 func (w *canonWriter) value() bool {
@@ -103,66 +90,22 @@ func (w *canonWriter) literal(lit string) bool {
 }
 
 // str reads a string whose text needs no escaping either way and returns
-// it without its quotes.
+// it without its quotes: besides what plainJSON.str refuses, U+2028 and
+// U+2029, which encoding/json escapes.
 func (w *canonWriter) str() (string, bool) {
-	start := w.pos + 1
-	ascii := true
-	for i := start; i < len(w.src); i++ {
-		switch c := w.src[i]; {
-		case c == '"':
-			s := w.src[start:i]
-			if !ascii && (!utf8.ValidString(s) || strings.Contains(s, "\u2028") || strings.Contains(s, "\u2029")) {
-				return "", false
-			}
-			w.pos = i + 1
-			return s, true
-		case c == '\\' || c < 0x20:
-			return "", false
-		case c >= utf8.RuneSelf:
-			ascii = false
-		}
+	s, ascii, ok := w.plainJSON.str()
+	if !ok || !ascii && (strings.Contains(s, "\u2028") || strings.Contains(s, "\u2029")) {
+		return "", false
 	}
-	return "", false
+	return s, true
 }
 
 // number copies a number that follows JSON's grammar, as the decoder keeps
 // it (json.Number) and the encoder writes it back.
 func (w *canonWriter) number() bool {
-	s, i := w.src, w.pos
-	// digits moves i past a run of digits and reports whether there was one.
-	digits := func() bool {
-		j := runEnd(s, i, isDigit)
-		ok := j > i
-		i = j
-		return ok
-	}
-	if byteIs(s, i, '-') {
-		i++
-	}
-	switch {
-	case byteIs(s, i, '0'):
-		i++
-	case !digits():
-		return false
-	}
-	if byteIs(s, i, '.') {
-		i++
-		if !digits() {
-			return false
-		}
-	}
-	if byteIs(s, i, 'e') || byteIs(s, i, 'E') {
-		i++
-		if byteIs(s, i, '+') || byteIs(s, i, '-') {
-			i++
-		}
-		if !digits() {
-			return false
-		}
-	}
-	w.out = append(w.out, s[w.pos:i]...)
-	w.pos = i
-	return true
+	n, ok := w.plainJSON.number()
+	w.out = append(w.out, n...)
+	return ok
 }
 
 // open enters the container whose opening byte is next, within the depth
