@@ -43,19 +43,19 @@ type resultText struct {
 	placeholder bool
 }
 
-// resultKey is a text's identity: its address as a number, which the
-// garbage collector does not follow (a *byte here would keep every text
-// the memo knows alive, a whole message history when the text is a slice
-// of one, until the entry is taken or its generation dropped), and its
-// length.
-type resultKey struct {
+// textID is a text's identity, for resultMemo and sharedTexts: its
+// address as a number, which the garbage collector does not follow (a
+// *byte here would keep every text a memo knows alive, a whole message
+// history when the text is a slice of one, until the entry is taken or
+// dropped), and its length.
+type textID struct {
 	p uintptr
 	n int
 }
 
-// resultKeyOf is the identity of text s.
-func resultKeyOf(s string) resultKey {
-	return resultKey{p: uintptr(unsafe.Pointer(unsafe.StringData(s))), n: len(s)}
+// textIDOf is the identity of text s.
+func textIDOf(s string) textID {
+	return textID{p: uintptr(unsafe.Pointer(unsafe.StringData(s))), n: len(s)}
 }
 
 type resultEntry struct {
@@ -66,7 +66,7 @@ type resultEntry struct {
 type resultMemo struct {
 	seed      maphash.Seed
 	mu        sync.Mutex
-	cur, prev map[resultKey]resultEntry
+	cur, prev map[textID]resultEntry
 }
 
 func newResultMemo() *resultMemo { return &resultMemo{seed: maphash.MakeSeed()} }
@@ -103,7 +103,7 @@ func (cl *classification) resultText(s string, need resultNeed) resultText {
 		return cl.readResultTextFor(s, need)
 	}
 	m := cl.c.results
-	k := resultKeyOf(s)
+	k := textIDOf(s)
 	h := maphash.String(m.seed, s)
 	m.mu.Lock()
 	e, ok := m.cur[k]
@@ -151,9 +151,9 @@ func (cl *classification) readResultText(s string) resultText {
 	return resultText{placeholder: placeholderValue(s)}
 }
 
-func (m *resultMemo) putLocked(k resultKey, e resultEntry) {
+func (m *resultMemo) putLocked(k textID, e resultEntry) {
 	if m.cur == nil || len(m.cur) >= maxResultEntries {
-		m.prev, m.cur = m.cur, make(map[resultKey]resultEntry)
+		m.prev, m.cur = m.cur, make(map[textID]resultEntry)
 	}
 	m.cur[k] = e
 }

@@ -87,7 +87,7 @@ func TestClassifyTakesTheKeptReading(t *testing.T) {
 		t.Fatalf("data result failed the run: %+v", v)
 	}
 	m := c.results
-	k := resultKeyOf(text)
+	k := textIDOf(text)
 	m.mu.Lock()
 	m.putLocked(k, resultEntry{hash: maphash.String(m.seed, text) + 1, v: resultText{errorShaped: true}})
 	m.mu.Unlock()
@@ -113,7 +113,7 @@ func TestResultMemoGenerationsAreBounded(t *testing.T) {
 	m := newResultMemo()
 	s := "x"
 	for i := range 3*maxResultEntries + 5 {
-		m.putLocked(resultKey{p: resultKeyOf(s).p, n: i}, resultEntry{})
+		m.putLocked(textID{p: textIDOf(s).p, n: i}, resultEntry{})
 	}
 	if n := m.size(); n > 2*maxResultEntries {
 		t.Fatalf("%d entries kept, bound %d", n, 2*maxResultEntries)

@@ -3,7 +3,6 @@ package classifier
 import (
 	"hash/maphash"
 	"sync"
-	"unsafe"
 )
 
 // The in-flight guards classify a pending call again each time one of its
@@ -22,8 +21,7 @@ import (
 const sharedTextSlots = 128
 
 type sharedTextEntry struct {
-	p    uintptr
-	n    int
+	id   textID
 	hash uint64
 	f    finding
 	ok   bool
@@ -45,14 +43,14 @@ func (st *sharedTexts) hash(s string) uint64 {
 
 // get is the kept finding of s (hit), emptying its slot when take is set.
 func (st *sharedTexts) get(s string, h uint64, take bool) (f finding, ok, hit bool) {
-	p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+	id := textIDOf(s)
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.slots == nil {
 		return finding{}, false, false
 	}
 	e := &st.slots[h%sharedTextSlots]
-	if !e.used || e.p != p || e.n != len(s) || e.hash != h {
+	if !e.used || e.id != id || e.hash != h {
 		return finding{}, false, false
 	}
 	f, ok = e.f, e.ok
@@ -63,11 +61,11 @@ func (st *sharedTexts) get(s string, h uint64, take bool) (f finding, ok, hit bo
 }
 
 func (st *sharedTexts) put(s string, h uint64, f finding, ok bool) {
-	p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+	id := textIDOf(s)
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.slots == nil {
 		st.slots = new([sharedTextSlots]sharedTextEntry)
 	}
-	st.slots[h%sharedTextSlots] = sharedTextEntry{p: p, n: len(s), hash: h, f: f, ok: ok, used: true}
+	st.slots[h%sharedTextSlots] = sharedTextEntry{id: id, hash: h, f: f, ok: ok, used: true}
 }
