@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -114,22 +112,8 @@ type namesKey struct {
 	reasons                 uint8
 }
 
-// maxSharedNames bounds the shared records (a few models and finish
-// reasons make them; a run past the bound keeps its own).
-const maxSharedNames = 1024
-
-var sharedNames struct {
-	sync.RWMutex
-	m map[namesKey]*heldNames
-}
-
-// recentNames are the shared records found last, looked at before the
-// map (most steps name one of them; comparing a few short texts costs
-// less than hashing them).
-var (
-	recentNames    [4]atomic.Pointer[heldNames]
-	recentNamesPos atomic.Uint32
-)
+// sharedNames are the shared heldNames records.
+var sharedNames sharedRecords[namesKey, heldNames]
 
 // namesOf is the record of a model step's names: a shared one when the
 // step has at most one finish reason and the bound allows, else its own.
@@ -146,34 +130,14 @@ func namesOf(model, provider string, reasons []string) *heldNames {
 	case reasons != nil:
 		k.reasons = 1
 	}
-	for i := range recentNames {
-		if h := recentNames[i].Load(); h != nil && h.namesKey == k {
-			return h
-		}
-	}
-	sharedNames.RLock()
-	h := sharedNames.m[k]
-	sharedNames.RUnlock()
-	if h == nil {
-		if h = newSharedNames(k); h == nil {
-			return &heldNames{namesKey{model: model, provider: provider}, reasons}
-		}
-	}
-	recentNames[recentNamesPos.Add(1)%uint32(len(recentNames))].Store(h)
-	return h
-}
-
-// newSharedNames is the shared record of k, made if the bound allows (nil
-// when not).
-func newSharedNames(k namesKey) *heldNames {
-	sharedNames.Lock()
-	defer sharedNames.Unlock()
-	if h := sharedNames.m[k]; h != nil {
+	if h := sharedNames.get(k, newSharedNames); h != nil {
 		return h
 	}
-	if len(sharedNames.m) >= maxSharedNames {
-		return nil
-	}
+	return &heldNames{namesKey{model: model, provider: provider}, reasons}
+}
+
+// newSharedNames is the shared record of k, with copies of its texts.
+func newSharedNames(k namesKey) (namesKey, *heldNames) {
 	k.model, k.provider, k.reason = strings.Clone(k.model), strings.Clone(k.provider), strings.Clone(k.reason)
 	h := &heldNames{namesKey: k}
 	switch k.reasons {
@@ -182,11 +146,7 @@ func newSharedNames(k namesKey) *heldNames {
 	case 2:
 		h.finishReasons = []string{k.reason}
 	}
-	if sharedNames.m == nil {
-		sharedNames.m = make(map[namesKey]*heldNames)
-	}
-	sharedNames.m[k] = h
-	return h
+	return k, h
 }
 
 // noNames is the names of a model-call group that sets none (read only).

@@ -269,18 +269,10 @@ func (l *list[T]) add(v T) {
 // only) between runs: the runs of one agent name the same two.
 type runIdent struct{ service, agent string }
 
-// maxSharedIdents bounds the shared records (past it a run keeps its own).
-const maxSharedIdents = 1024
-
 var (
-	noIdent      runIdent
-	sharedIdents struct {
-		sync.Mutex
-		m map[runIdent]*runIdent
-	}
-	// recentIdents are the records found last, looked at before the map.
-	recentIdents    [4]atomic.Pointer[runIdent]
-	recentIdentsPos atomic.Uint32
+	noIdent runIdent
+	// sharedIdents are the shared runIdent records.
+	sharedIdents sharedRecords[runIdent, runIdent]
 )
 
 // identity is the run's service and agent (empty when none yet).
@@ -296,33 +288,16 @@ func (r *Run) identity() *runIdent {
 // copies of the texts, so that it keeps no span's memory.
 func identOf(service, agent string) *runIdent {
 	k := runIdent{service, agent}
-	for i := range recentIdents {
-		if id := recentIdents[i].Load(); id != nil && *id == k {
-			return id
-		}
-	}
-	id := sharedIdent(k)
-	recentIdents[recentIdentsPos.Add(1)%uint32(len(recentIdents))].Store(id)
-	return id
-}
-
-// sharedIdent is the shared record of k, made if the bound allows (k's
-// own past it).
-func sharedIdent(k runIdent) *runIdent {
-	sharedIdents.Lock()
-	defer sharedIdents.Unlock()
-	if id := sharedIdents.m[k]; id != nil {
+	if id := sharedIdents.get(k, newSharedIdent); id != nil {
 		return id
 	}
-	if len(sharedIdents.m) >= maxSharedIdents {
-		return &k
-	}
-	id := &runIdent{strings.Clone(k.service), strings.Clone(k.agent)}
-	if sharedIdents.m == nil {
-		sharedIdents.m = make(map[runIdent]*runIdent)
-	}
-	sharedIdents.m[k] = id
-	return id
+	return &k
+}
+
+// newSharedIdent is the shared record of k, with copies of its texts.
+func newSharedIdent(k runIdent) (runIdent, *runIdent) {
+	k = runIdent{strings.Clone(k.service), strings.Clone(k.agent)}
+	return k, &k
 }
 
 // ints is a list of call or step indexes: a slice kept as its first
