@@ -263,15 +263,38 @@ type classifiedTrace struct {
 	inFlight []recovery.Decision
 	// took is the time spent classifying (and preparing model questions).
 	took time.Duration
+	// one is the pooled room ct lives in (classifyTrace).
+	one *classifiedOne
 }
 
 // classifiedOne is a classified trace with room for one run's verdict
-// (most traces hold one run): allocated together.
+// (most traces hold one run): allocated together, and reused from trace to
+// trace (classifiedPool) with its span index's room, which Build grows to
+// the trace's spans.
 type classifiedOne struct {
 	ct         classifiedTrace
 	verdict    [1]classifier.Verdict
 	extras     [1][]classifier.Incident
 	classifier [1]*classifier.Classifier
+}
+
+var classifiedPool = sync.Pool{New: func() any { return new(classifiedOne) }}
+
+// maxPooledIndex is the most spans whose index room a pooled classified
+// trace keeps: a huge trace must not pin its index in the pool.
+const maxPooledIndex = 4096
+
+// release clears one (nothing it held stays reachable from the pool: the
+// index's room is kept, its spans dropped) and returns it to the pool. The
+// trace's decision must be taken: nothing may use one afterwards.
+func (one *classifiedOne) release() {
+	index := one.ct.index
+	*one = classifiedOne{}
+	if entries := index.Spans(); cap(entries) <= maxPooledIndex {
+		clear(entries[:cap(entries)])
+		one.ct.index = index
+		classifiedPool.Put(one)
+	}
 }
 
 func (ct *classifiedTrace) classifierFor(i int) *classifier.Classifier { return ct.classifiers[i] }
@@ -299,7 +322,10 @@ func (p *triageProcessor) decide(ctx context.Context, h *heldTrace) *decided {
 		}
 	}
 	ct.took = time.Since(start)
-	return p.annotateTrace(ctx, h, ct)
+	d := p.annotateTrace(ctx, h, ct)
+	// (A trace held for a model answer above keeps ct: it is not reused.)
+	ct.one.release()
+	return d
 }
 
 // completeHeld decides and forwards a trace that waited for the model.
@@ -334,8 +360,9 @@ func (p *triageProcessor) classifyTrace(ctx context.Context, h *heldTrace) *clas
 	// One walk of the trace: Build reads every span, indexes it for the
 	// rules and the annotations, and finds each run's top spans and
 	// session.
-	one := &classifiedOne{}
+	one := classifiedPool.Get().(*classifiedOne)
 	ct := &one.ct
+	ct.one = one
 	// The in-flight watch ends first: Build takes over the steps the
 	// guards read.
 	inFlight := closeInFlight(h)

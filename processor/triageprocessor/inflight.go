@@ -74,10 +74,13 @@ func (p *triageProcessor) readInFlight(groups []*traceGroup) []groupReads {
 	if p.guards == nil {
 		return nil
 	}
-	out := make([]groupReads, len(groups))
+	var out []groupReads // (made for the first group read: a batch with its root reads none)
 	for i, g := range groups {
 		if g.root || g.td.ResourceSpans().Len() == 0 {
 			continue
+		}
+		if out == nil {
+			out = make([]groupReads, len(groups))
 		}
 		batch := make([]guard.Span, 0, g.spans)
 		rss := g.td.ResourceSpans()
