@@ -29,6 +29,13 @@ type inputLists struct {
 type scannedList struct {
 	s     string
 	elems []elemRange
+	// used is how much of elems' array holds ranges, shared by the lists
+	// resumed in place from one another: a list that ends at used is
+	// extended in its array (each list's ranges are a prefix of it, and
+	// nothing below used is written again), any other is copied first.
+	// Copying every resumed list made a conversation's reading allocate
+	// with the square of its length.
+	used *int
 }
 
 // elements returns the element ranges of the JSON array s and whether s is
@@ -38,6 +45,7 @@ func (m *inputLists) elements(s string) ([]elemRange, bool) {
 		return arrayElements(s, nil)
 	}
 	var elems []elemRange
+	var used *int
 	ok, resumed := false, false
 	for _, p := range m.byLength() {
 		end := p.elems[len(p.elems)-1].end
@@ -50,10 +58,16 @@ func (m *inputLists) elements(s string) ([]elemRange, bool) {
 			continue
 		}
 		sc.i++
-		// The kept list's ranges stay as they are (appending past their
-		// length in their array would change those of another list
-		// resumed from the same one).
-		elems, ok = sc.elements(p.elems[:len(p.elems):len(p.elems)])
+		base := p.elems
+		if *p.used != len(base) {
+			// Another list was resumed from this one in place: the
+			// array past base holds its ranges.
+			base = base[:len(base):len(base)]
+		}
+		elems, ok = sc.elements(base)
+		if ok && len(elems) > 0 && &elems[0] == &base[0] && cap(base) > len(base) {
+			used = p.used // extended in place
+		}
 		resumed = true
 		m.resumed++
 		break
@@ -62,7 +76,11 @@ func (m *inputLists) elements(s string) ([]elemRange, bool) {
 		elems, ok = arrayElements(s, nil)
 	}
 	if ok && len(elems) > 0 {
-		m.lists[m.next] = scannedList{s: s, elems: elems}
+		if used == nil {
+			used = new(int)
+		}
+		*used = len(elems)
+		m.lists[m.next] = scannedList{s: s, elems: elems, used: used}
 		m.next = (m.next + 1) % keptInputLists
 	}
 	return elems, ok

@@ -59,6 +59,13 @@ func TestInputListsResumeAsAWholeScan(t *testing.T) {
 			if gotOK != wantOK || (wantOK && !reflect.DeepEqual(got, want)) {
 				t.Fatalf("%q: got %v %v, want %v %v", s, got, gotOK, want, wantOK)
 			}
+			// The lists kept to resume from still hold their own ranges
+			// (they share arrays with the lists resumed from them).
+			for _, p := range lists.lists {
+				if kept, _ := arrayElements(p.s, nil); len(p.elems) > 0 && !reflect.DeepEqual(p.elems, kept) {
+					t.Fatalf("kept list %q: ranges %v, want %v", p.s, p.elems, kept)
+				}
+			}
 			elems = append(elems, pool[rnd.IntN(len(pool))])
 			if rnd.IntN(5) == 0 && len(elems) > 1 {
 				elems = elems[:len(elems)-1-rnd.IntN(len(elems)-1)] // branch from an earlier point
