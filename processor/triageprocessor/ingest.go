@@ -35,12 +35,31 @@ type traceGroup struct {
 // trace or span ID are dropped and counted by reason. A resource (or
 // scope) whose spans all belong to one trace is moved whole; otherwise its
 // spans are moved one by one under a copy of it.
+//
+// A batch of one trace whose spans are all valid (most batches: an SDK
+// exports a trace's spans together) moves into its group as one list of
+// resources, not resource by resource. Until a resource shows otherwise, the leading resources of the first
+// trace are only counted (whole); the first that does not belong with
+// them has them moved into their group first, so the order is the same.
 func groupByTrace(td ptrace.Traces, sizer *ptrace.ProtoMarshaler) ([]*traceGroup, map[string]int64) {
 	gr := grouper{sizer: sizer}
 	rss := td.ResourceSpans()
+	whole := 0 // the leading resources counted but not moved; -1 once moved
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
 		only, single, found := gr.scan(rs)
+		if whole == i && found && single && (i == 0 || only == gr.groups[0].id) {
+			gr.countWhole(rs, only)
+			whole++
+			continue
+		}
+		if whole > 0 {
+			g := gr.groups[0]
+			for k := 0; k < whole; k++ {
+				g.moveResource(rss.At(k))
+			}
+		}
+		whole = -1
 		switch {
 		case !found:
 			continue // no valid span
@@ -49,6 +68,11 @@ func groupByTrace(td ptrace.Traces, sizer *ptrace.ProtoMarshaler) ([]*traceGroup
 		default:
 			gr.moveSpans(i, rs)
 		}
+	}
+	if whole > 0 {
+		// The batch's resources move over as one list (no copy of each,
+		// the batch is left empty).
+		rss.MoveAndAppendTo(gr.groups[0].traces().ResourceSpans())
 	}
 	return gr.groups, gr.invalid
 }
@@ -102,7 +126,7 @@ type firstGroup struct {
 
 // traceGroupOf is the empty group of trace id.
 func traceGroupOf(id pcommon.TraceID) traceGroup {
-	return traceGroup{id: id, td: ptrace.NewTraces(), rsFrom: -1, ssFrom: -1}
+	return traceGroup{id: id, rsFrom: -1, ssFrom: -1}
 }
 
 // invalidSize marks an invalid span in grouper.sizes.
@@ -146,6 +170,12 @@ func (gr *grouper) scan(rs ptrace.ResourceSpans) (only pcommon.TraceID, single, 
 // moveWhole moves a resource whose spans all belong to trace only into its
 // group.
 func (gr *grouper) moveWhole(rs ptrace.ResourceSpans, only pcommon.TraceID) {
+	gr.countWhole(rs, only).moveResource(rs)
+}
+
+// countWhole counts in its group the spans of a resource whose spans all
+// belong to trace only, and returns the group.
+func (gr *grouper) countWhole(rs ptrace.ResourceSpans, only pcommon.TraceID) *traceGroup {
 	g := gr.group(only)
 	sss := rs.ScopeSpans()
 	for j := 0; j < sss.Len(); j++ {
@@ -162,8 +192,22 @@ func (gr *grouper) moveWhole(rs ptrace.ResourceSpans, only pcommon.TraceID) {
 		gr.sizes = nil
 	}
 	g.add(sizes)
-	rs.MoveTo(g.td.ResourceSpans().AppendEmpty())
+	return g
+}
+
+// moveResource moves a resource counted by countWhole into the group.
+func (g *traceGroup) moveResource(rs ptrace.ResourceSpans) {
+	rs.MoveTo(g.traces().ResourceSpans().AppendEmpty())
 	g.rsFrom = -1
+}
+
+// traces is the group's spans, made on the first moved in (a group that
+// is its whole batch takes the batch's).
+func (g *traceGroup) traces() ptrace.Traces {
+	if g.td == (ptrace.Traces{}) {
+		g.td = ptrace.NewTraces()
+	}
+	return g.td
 }
 
 // moveSpans moves the valid spans of resource i one by one into their
@@ -201,7 +245,7 @@ func (g *traceGroup) add(sizes []int) {
 // group, appending a copy of the resource and scope on the first span.
 func (g *traceGroup) destination(i, j int, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans) ptrace.SpanSlice {
 	if g.rsFrom != i || g.ssFrom != j {
-		g.dst = appendScope(g.td, rs, ss)
+		g.dst = appendScope(g.traces(), rs, ss)
 		g.rsFrom, g.ssFrom = i, j
 	}
 	return g.dst
