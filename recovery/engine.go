@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -234,7 +235,14 @@ func (e *Engine) newID() (string, error) {
 // attempt budget it counts against.
 func (e *Engine) answer(ctx context.Context, in Input, path string, strat Strategy, counts store.Attempts, now time.Time) (res Result, budget int, err error) {
 	attempt := counts.Type
-	env := strategy.WithRuntime(envOf(in, now), e.store, e.rand)
+	// (The env is reused: handed to the strategies through their
+	// interface, a fresh one would be an allocation per decision.)
+	room := envPool.Get().(*strategy.Env)
+	defer func() {
+		*room = strategy.Env{}
+		envPool.Put(room)
+	}()
+	env := strategy.SetRuntime(room, envOf(in, now), e.store, e.rand)
 	budget = strat.MaxAttempts()
 	if capped, ok := e.sessionCap(counts, now); ok {
 		res = capped
@@ -263,6 +271,9 @@ func (e *Engine) answer(ctx context.Context, in Input, path string, strat Strate
 	res.Action.Target = e.redactor.Text(res.Action.Target)
 	return res, budget, nil
 }
+
+// envPool holds the strategies' env between decisions (Engine.answer).
+var envPool = sync.Pool{New: func() any { return new(strategy.Env) }}
 
 // document is the decision document of an answer.
 func (e *Engine) document(in Input, res Result, id uuid.UUID, attempt, budget int, now time.Time) Decision {

@@ -72,6 +72,14 @@ func WithRuntime(env Env, breakers BreakerStore, rand func() float64) *Env {
 	return &env
 }
 
+// SetRuntime is WithRuntime written into *dst, room the caller reuses
+// from decision to decision (a strategy keeps no reference to its env).
+func SetRuntime(dst *Env, env Env, breakers BreakerStore, rand func() float64) *Env {
+	*dst = env
+	dst.breakers, dst.rand = breakers, rand
+	return dst
+}
+
 // Result is a strategy's answer.
 type Result struct {
 	Action Action
