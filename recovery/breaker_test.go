@@ -202,3 +202,40 @@ policy:
 		t.Fatalf("success on the tool closes it: %+v", st)
 	}
 }
+
+// Only a tool-scoped breaker reads a success's tools: callers skip listing
+// them otherwise (the processor does), so this must say so exactly.
+func TestReadsSuccessToolsOnlyWithAToolScopedBreaker(t *testing.T) {
+	for name, c := range map[string]struct {
+		policy string
+		want   bool
+	}{
+		"no breaker": {`
+policy:
+  external_fault: {kind: backoff_and_retry, max_attempts: 5}
+`, false},
+		"service-scoped breaker": {`
+policy:
+  external_fault:
+    kind: circuit_breaker
+    failure_threshold: 2
+    scope: service
+    inner: {kind: backoff_and_retry, max_attempts: 5}
+`, false},
+		"tool-scoped breaker in a chain": {`
+policy:
+  external_fault:
+    kind: chain
+    primary:
+      kind: circuit_breaker
+      failure_threshold: 2
+      scope: tool
+      inner: {kind: backoff_and_retry, max_attempts: 5}
+    fallback: {kind: fallback, target: "tool:cache", max_attempts: 3}
+`, true},
+	} {
+		if got := newEngine(t, c.policy).ReadsSuccessTools(); got != c.want {
+			t.Errorf("%s: ReadsSuccessTools = %v, want %v", name, got, c.want)
+		}
+	}
+}

@@ -476,6 +476,18 @@ func (e *Engine) RecordSuccess(ctx context.Context, s SuccessInput) error {
 	return errors.Join(errs...)
 }
 
+// ReadsSuccessTools reports whether RecordSuccess reads SuccessInput.Tools:
+// only a tool-scoped circuit breaker does, so without one a caller need
+// not list a successful run's tools.
+func (e *Engine) ReadsSuccessTools() bool {
+	for _, b := range e.policy.breakers {
+		if breaker.NormScope(b.Scope) == breaker.ScopeTool {
+			return true
+		}
+	}
+	return false
+}
+
 // AddUsage adds a run's usage to its session's and returns the session's
 // total, from the shared history when there is one. Usage is kept apart
 // from the attempt history (a successful run resets attempts, never usage)

@@ -194,9 +194,11 @@ func (r *recoverer) appendDecision(ctx context.Context, anns []annotation, in re
 // its scope close and, with reset_on_success, its session's budgets reset.
 func (r *recoverer) recordSuccess(ctx context.Context, run *trajectory.Run) {
 	var tools []string
-	for i := range run.Steps {
-		if t := run.Steps[i].ToolName; t != "" && !slices.Contains(tools, t) {
-			tools = append(tools, t)
+	if r.engine.ReadsSuccessTools() {
+		for i := range run.Steps {
+			if t := run.Steps[i].ToolName; t != "" && !slices.Contains(tools, t) {
+				tools = append(tools, t)
+			}
 		}
 	}
 	cctx, cancel := r.callContext(ctx)
