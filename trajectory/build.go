@@ -590,16 +590,19 @@ func (b *runBuilder) build(members []int32, roots []int32, rootFound bool, agent
 	if steps > 0 {
 		r.Steps = make([]Step, 0, steps)
 	}
-	var chains []chainToolMessages // wrapper spans' ToolMessages (langchain.go)
+	var wrappers []int32 // the wrapper spans, whose ToolMessages may name steps (langchain.go)
 	spanContent := false
 	for _, i := range members {
 		spanContent = spanContent || spanHasContent(&nodes[i].c)
-		b.readMember(&r, i, rootFound && i == head, &chains)
+		b.readMember(&r, i, rootFound && i == head, &wrappers)
 	}
 	sortSteps(r.Steps)
 	b.offerAgentDefs(&r, agents, head)
-	nameFailedTools(r.Steps, chains)
-	nameFedResults(r.Steps, chains)
+	if len(wrappers) > 0 && chainsCanName(r.Steps) {
+		chains := b.chainMessages(wrappers)
+		nameFailedTools(r.Steps, chains)
+		nameFedResults(r.Steps, chains)
+	}
 	linkToolCalls(r.Steps)
 	r.Content = runContent(&r, spanContent)
 	sortStable(r.SpanErrors, func(a, c *SpanError) int { return cmp.Compare(a.End, c.End) })
@@ -687,7 +690,7 @@ func (b *runBuilder) nameRun(r *Run, roots []int32, rootFound bool) {
 // step (or its part of a step, or its error evidence for the step it sits
 // in), else its own error, the ToolMessages of a wrapper span and the tool
 // definitions it lists. isRoot: the span is the run's root.
-func (b *runBuilder) readMember(r *Run, i int32, isRoot bool, chains *[]chainToolMessages) {
+func (b *runBuilder) readMember(r *Run, i int32, isRoot bool, wrappers *[]int32) {
 	nodes := b.nodes
 	n := &nodes[i]
 	sp := n.c.sp
@@ -752,9 +755,7 @@ func (b *runBuilder) readMember(r *Run, i int32, isRoot bool, chains *[]chainToo
 		r.SpanErrors = append(r.SpanErrors, ev.spanError(sp, isRoot))
 	}
 	if n.role == roleNone {
-		if ch, ok := chainMessages(&n.c); ok {
-			*chains = append(*chains, ch)
-		}
+		*wrappers = append(*wrappers, i)
 	}
 	if defs := listedToolDefs(&n.c); len(defs) > 0 {
 		r.ListedTools = append(r.ListedTools, defs...)

@@ -131,6 +131,43 @@ func nameFailedTools(steps []Step, chains []chainToolMessages) {
 	}
 }
 
+// chainsCanName reports whether nameFailedTools or nameFedResults could
+// change a step: a failed tool step without a call ID, or a result fed back
+// to an LLM step with content but no call ID. The wrapper spans' outputs
+// repeat the run's conversation (LangGraph's {"messages": [...]}), and
+// decoding them was a fifth of reading a run; a run whose steps need
+// none of what they hold does not decode them.
+func chainsCanName(steps []Step) bool {
+	for k := range steps {
+		st := &steps[k]
+		switch st.Kind {
+		case StepTool:
+			if st.Failed() && st.ToolCallID == "" {
+				return true
+			}
+		case StepLLM:
+			for i := range st.InputResults {
+				if in := &st.InputResults[i]; in.CallID == "" && in.Content != "" {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// chainMessages returns the ToolMessages the wrapper spans output, in
+// their order (spans that output none are left out).
+func (b *runBuilder) chainMessages(wrappers []int32) []chainToolMessages {
+	var chains []chainToolMessages
+	for _, i := range wrappers {
+		if ch, ok := chainMessages(&b.nodes[i].c); ok {
+			chains = append(chains, ch)
+		}
+	}
+	return chains
+}
+
 // chainMessages returns the ToolMessages a wrapper span output, from the
 // attribute each convention records it in.
 func chainMessages(c *spanCtx) (chainToolMessages, bool) {
