@@ -38,16 +38,19 @@ func (h *keyHits) allOf(gs []int32) bool {
 type keyScanner struct {
 	class [256]uint8 // byte → input class; 0 for a byte no member holds
 	width int        // number of input classes
-	// next[state*width+class] is the next state; hasOut marks a state
-	// that reports groups (out[state]).
-	next   []uint16
+	// next[state*stride+class] is the next state, as the offset of its
+	// row (state*stride: scan's step needs no multiplication); hasOut
+	// marks a state that reports groups (out[state]). A row's last entry,
+	// next[state*stride+width], past every class, is the state's number.
+	next   []uint32
+	stride int
 	out    [][]int32
 	always []int32 // groups with the empty string as a member
 	// groups are the members of each group, as looked for (for tests).
 	groups [][]string
 }
 
-const hasOut = 1 << 15
+const hasOut = 1 << 31
 
 // maxMemberLen bounds the members the automaton holds (a longer member is
 // looked for by its prefix).
@@ -174,15 +177,21 @@ func (b *keyScannerBuilder) build() *keyScanner {
 			}
 		}
 	}
-	if len(out) >= hasOut {
+	if len(out)*(k.width+1) >= hasOut {
 		panic("classifier: prefilter automaton too large")
 	}
-	k.next = make([]uint16, len(next))
+	k.stride = k.width + 1
+	k.next = make([]uint32, len(out)*k.stride)
 	for e, t := range next {
-		k.next[e] = uint16(t)
+		s, c := e/k.width, e%k.width
+		r := uint32(int(t) * k.stride)
 		if len(out[t]) > 0 {
-			k.next[e] |= hasOut
+			r |= hasOut
 		}
+		k.next[s*k.stride+c] = r
+	}
+	for s := range out {
+		k.next[s*k.stride+k.width] = uint32(s)
 	}
 	k.out = make([][]int32, len(out))
 	for s, gs := range out {
@@ -198,12 +207,12 @@ func (k *keyScanner) scan(s string, h *keyHits) {
 		h.add(g)
 	}
 	next, w := k.next, k.width
-	st := 0
+	row := 0 // the current state's row in next
 	for i := 0; i < len(s); i++ {
-		t := next[st*w+int(k.class[s[i]])]
-		st = int(t &^ hasOut)
+		t := next[row+int(k.class[s[i]])]
+		row = int(t &^ hasOut)
 		if t&hasOut != 0 {
-			for _, g := range k.out[st] {
+			for _, g := range k.out[next[row+w]] {
 				h.add(g)
 			}
 		}
