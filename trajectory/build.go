@@ -598,10 +598,16 @@ func (b *runBuilder) build(members []int32, roots []int32, rootFound bool, agent
 	}
 	sortSteps(r.Steps)
 	b.offerAgentDefs(&r, agents, head)
-	if len(wrappers) > 0 && chainsCanName(r.Steps) {
-		chains := b.chainMessages(wrappers)
-		nameFailedTools(r.Steps, chains)
-		nameFedResults(r.Steps, chains)
+	if len(wrappers) > 0 {
+		if failed, fed := chainsCanName(r.Steps); failed || fed {
+			ws := wrapperChains{b: b, wrappers: wrappers}
+			if failed {
+				nameFailedTools(r.Steps, &ws)
+			}
+			if fed {
+				nameFedResults(r.Steps, ws.all())
+			}
+		}
 	}
 	linkToolCalls(r.Steps)
 	r.Content = runContent(&r, spanContent)

@@ -1,7 +1,9 @@
 package trajectory
 
 import (
+	"cmp"
 	"encoding/json"
+	"slices"
 	"strings"
 )
 
@@ -67,13 +69,12 @@ type chainToolMessages struct {
 
 // nameFailedTools gives the failed, unnamed-by-their-output tool steps of a
 // run the name and call ID of the error ToolMessage that reports them
-// (see above). chains are the run's wrapper spans' outputs; call IDs that a
-// step already carries are taken.
-func nameFailedTools(steps []Step, chains []chainToolMessages) {
-	if len(chains) == 0 {
-		return
-	}
+// (see above), from the smallest wrapper span around the step that output
+// ToolMessages; call IDs that a step already carries are taken.
+func nameFailedTools(steps []Step, ws *wrapperChains) {
 	claimed := map[string]bool{}
+	var aroundRoom [8]wrapperSpan // most steps sit in a few wrappers
+	around := aroundRoom[:0]
 	for k := range steps {
 		if id := steps[k].ToolCallID; id != "" {
 			claimed[id] = true
@@ -85,22 +86,31 @@ func nameFailedTools(steps []Step, chains []chainToolMessages) {
 			continue
 		}
 		s, e := int64(st.Start), int64(st.End)
-		best, bestLen := -1, int64(-1)
-		for ci := range chains {
-			ch := &chains[ci]
-			if ch.start > s || ch.end < e {
-				continue
-			}
-			if l := ch.end - ch.start; best < 0 || l < bestLen {
-				best, bestLen = ci, l
+		// The first of the shortest wrappers around the step that output
+		// ToolMessages: the wrappers around it are read shortest first
+		// (the outer ones repeat the conversation of the inner ones)
+		// until one has some.
+		around = around[:0]
+		for wi, i := range ws.wrappers {
+			sp := ws.b.nodes[i].c.sp
+			if start, end := int64(sp.StartTimestamp()), int64(sp.EndTimestamp()); start <= s && end >= e {
+				around = append(around, wrapperSpan{wi, end - start})
 			}
 		}
-		if best < 0 {
+		slices.SortStableFunc(around, func(a, b wrapperSpan) int { return cmp.Compare(a.length, b.length) })
+		var best *chainToolMessages
+		for _, w := range around {
+			if ch, ok := ws.at(w.index); ok {
+				best = ch
+				break
+			}
+		}
+		if best == nil {
 			continue
 		}
 		var pick *ToolResult
-		for ri := range chains[best].results {
-			r := &chains[best].results[ri]
+		for ri := range best.results {
+			r := &best.results[ri]
 			if !r.IsError || r.CallID == "" || claimed[r.CallID] {
 				continue
 			}
@@ -131,41 +141,76 @@ func nameFailedTools(steps []Step, chains []chainToolMessages) {
 	}
 }
 
-// chainsCanName reports whether nameFailedTools or nameFedResults could
-// change a step: a failed tool step without a call ID, or a result fed back
-// to an LLM step with content but no call ID. The wrapper spans' outputs
-// repeat the run's conversation (LangGraph's {"messages": [...]}), and
-// decoding them was a fifth of reading a run; a run whose steps need
-// none of what they hold does not decode them.
-func chainsCanName(steps []Step) bool {
+// chainsCanName reports whether nameFailedTools (failed) or nameFedResults
+// (fed) could change a step: a failed tool step without a call ID, a
+// result fed back to an LLM step with content but no call ID. The wrapper
+// spans' outputs repeat the run's conversation (LangGraph's {"messages":
+// [...]}), and decoding them was a fifth of reading a run; a run whose steps
+// need none of what they hold does not decode them.
+func chainsCanName(steps []Step) (failed, fed bool) {
 	for k := range steps {
 		st := &steps[k]
 		switch st.Kind {
 		case StepTool:
-			if st.Failed() && st.ToolCallID == "" {
-				return true
-			}
+			failed = failed || st.Failed() && st.ToolCallID == ""
 		case StepLLM:
 			for i := range st.InputResults {
 				if in := &st.InputResults[i]; in.CallID == "" && in.Content != "" {
-					return true
+					fed = true
+					break
 				}
 			}
 		}
-	}
-	return false
-}
-
-// chainMessages returns the ToolMessages the wrapper spans output, in
-// their order (spans that output none are left out).
-func (b *runBuilder) chainMessages(wrappers []int32) []chainToolMessages {
-	var chains []chainToolMessages
-	for _, i := range wrappers {
-		if ch, ok := chainMessages(&b.nodes[i].c); ok {
-			chains = append(chains, ch)
+		if failed && fed {
+			break
 		}
 	}
-	return chains
+	return failed, fed
+}
+
+// wrapperSpan is a wrapper (its index in wrapperChains) and its duration.
+type wrapperSpan struct {
+	index  int
+	length int64
+}
+
+// wrapperChains are the ToolMessages of a run's wrapper spans, each span's
+// read when first asked for (a failed tool step needs only the wrappers
+// around it).
+type wrapperChains struct {
+	b        *runBuilder
+	wrappers []int32
+	read     []wrapperRead // by wrapper (nil: none read yet)
+}
+
+type wrapperRead struct {
+	ch         chainToolMessages
+	read, some bool // read; it output ToolMessages (ch)
+}
+
+// at returns the ToolMessages wrapper wi output (false: none).
+func (ws *wrapperChains) at(wi int) (*chainToolMessages, bool) {
+	if ws.read == nil {
+		ws.read = make([]wrapperRead, len(ws.wrappers))
+	}
+	w := &ws.read[wi]
+	if !w.read {
+		w.ch, w.some = chainMessages(&ws.b.nodes[ws.wrappers[wi]].c)
+		w.read = true
+	}
+	return &w.ch, w.some
+}
+
+// all returns the ToolMessages of every wrapper that output some, in the
+// wrappers' order.
+func (ws *wrapperChains) all() []chainToolMessages {
+	var out []chainToolMessages
+	for wi := range ws.wrappers {
+		if ch, ok := ws.at(wi); ok {
+			out = append(out, *ch)
+		}
+	}
+	return out
 }
 
 // chainMessages returns the ToolMessages a wrapper span output, from the

@@ -100,3 +100,33 @@ func TestLangChainToolMessagesNameFedBackResults(t *testing.T) {
 		t.Errorf("fed-back result %+v", in)
 	}
 }
+
+// TestLangChainFailedToolNamedByShortestWrapper: a failed tool step takes
+// its name from the shortest wrapper around it that outputs ToolMessages,
+// whatever the order of the spans (wrappers are read shortest first).
+func TestLangChainFailedToolNamedByShortestWrapper(t *testing.T) {
+	s := newSynth("svc")
+	wrapper := func(id uint64, start, end uint64, out string) {
+		span(s, id, 1, "workflow RunnableSequence", start, end, map[string]any{"traceloop.span.kind": "workflow", "traceloop.entity.output": out})
+	}
+	span(s, 1, 0, "stock.agent", 0, 10_000, map[string]any{"traceloop.span.kind": "agent", "traceloop.entity.name": "stock"})
+	// The outer wrapper comes first and reports another failed call.
+	wrapper(2, 500, 9_000, `{"messages":[`+toolMsg("price_lookup", "c9", "error", "Error: price backend down")+`]}`)
+	fail(span(s, 3, 1, "execute_tool DynamicStructuredTool", 1_100, 1_400, map[string]any{"gen_ai.operation.name": "execute_tool",
+		"traceloop.span.kind": "task", "traceloop.entity.name": "DynamicStructuredTool"}), "inventory backend returned 503")
+	wrapper(4, 1_000, 1_500, `{"messages":[`+toolMsg("count_stock", "c1", "error", "Error: inventory backend returned 503")+`]}`)
+	// The shortest wrapper around the tool outputs no ToolMessage.
+	wrapper(5, 1_050, 1_450, `{"messages":[]}`)
+	r := Build(s.td)[0]
+	var failed *Step
+	for i := range r.Steps {
+		if r.Steps[i].SpanID == sid(3) {
+			failed = &r.Steps[i]
+		}
+	}
+	if failed == nil {
+		t.Fatalf("no step for the failed tool span: %s", stepKinds(&r))
+	}
+	eq(t, "named by the shortest reporting wrapper", failed.ToolName, "count_stock")
+	eq(t, "its call id", failed.ToolCallID, "c1")
+}
