@@ -101,7 +101,8 @@ type classification struct {
 	loopCalls []loopCall
 	ring      []loopSlot
 	// byID and taken are collectCalls' index of calls by id and the
-	// results it took (kept with the classification when it is pooled).
+	// results without an id it took (kept with the classification when it
+	// is pooled).
 	byID  smallmap.Map[string, int]
 	taken smallmap.Map[takenResult, bool]
 	// okCalls is successes' last request position per tool name.
@@ -283,11 +284,10 @@ func callCount(steps []trajectory.Step) int {
 	return n
 }
 
-// takenResult identifies a result taken by collectResults: its call id,
-// else its tool name and content.
+// takenResult identifies a result without a call id taken by
+// collectResults: its tool name and content.
 type takenResult struct {
-	id, name, content string
-	noID              bool
+	name, content string
 }
 
 // collectResults links the tool results the run recorded to its calls:
@@ -302,19 +302,21 @@ func (cl *classification) collectResults(byID *smallmap.Map[string, int]) {
 	seen := &cl.taken
 	nextUnmatched := 0
 	take := func(r *trajectory.ToolResult, i int, own bool) {
-		key := takenResult{id: r.CallID}
-		if r.CallID == "" {
-			key = takenResult{name: r.Name, content: r.Content, noID: true}
-		}
-		if _, taken := seen.Get(key); taken {
-			return
-		}
-		seen.Put(key, true)
+		// A result with a call id is taken once its id is in byID: the
+		// call it names then has a result (this one or an earlier), so a
+		// resent copy stops below. Only id-less results need the set of
+		// taken results (keys of three strings, hashed per resent copy).
 		k := -1
 		if r.CallID != "" {
 			if j, ok := byID.Get(r.CallID); ok {
 				k = j
 			}
+		} else {
+			key := takenResult{name: r.Name, content: r.Content}
+			if _, taken := seen.Get(key); taken {
+				return
+			}
+			seen.Put(key, true)
 		}
 		if k < 0 {
 			// No id: the first earlier call of that name without a
@@ -329,6 +331,9 @@ func (cl *classification) collectResults(byID *smallmap.Map[string, int]) {
 					k = j
 					break
 				}
+			}
+			if k >= 0 && r.CallID != "" {
+				byID.Put(r.CallID, k)
 			}
 		}
 		if k >= 0 && cl.calls[k].result != nil {
