@@ -499,3 +499,35 @@ func TestPooledClassificationsAreFresh(t *testing.T) {
 		t.Fatalf("only %d capture runs", n)
 	}
 }
+
+// Conversations are resent whole on every turn: a fed-back result that
+// carries a call id counts once however many later turns repeat it —
+// whether its id names a recorded call, names none but the result answers
+// an earlier call of its tool recorded without an id, or names nothing the
+// run recorded (a call known only from its result).
+func TestResentResultsWithIDsCountOnce(t *testing.T) {
+	c := mustNew(t, Options{})
+	failure := "Error: rate limit exceeded"
+	cases := []struct {
+		name   string
+		run    func() *runBuilder
+		result trajectory.ToolResult
+	}{
+		{"id of a recorded call", func() *runBuilder { return newRun().llm(tc("c1", "lookup", `{"city":"Paris"}`)) },
+			trajectory.ToolResult{CallID: "c1", Name: "lookup", Content: failure}},
+		{"id the call was recorded without", func() *runBuilder { return newRun().llm(tc("", "lookup", `{"city":"Paris"}`)) },
+			trajectory.ToolResult{CallID: "c9", Name: "lookup", Content: failure}},
+		{"id of no recorded call", func() *runBuilder { return newRun().llm() },
+			trajectory.ToolResult{CallID: "c9", Content: failure}},
+	}
+	for _, k := range cases {
+		b := k.run()
+		for turn := range 3 {
+			b.answer("Sorry, attempt "+string(rune('1'+turn)), k.result)
+		}
+		v := c.Classify(&b.run)
+		if v.Outcome != OutcomeFailed || v.FailureType != ExternalFault || len(v.Incidents) != 1 {
+			t.Errorf("%s: %s/%s with incidents %+v, want failed/%s with one", k.name, v.Outcome, v.FailureType, v.Incidents, ExternalFault)
+		}
+	}
+}
