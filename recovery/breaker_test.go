@@ -158,9 +158,9 @@ func TestHalfOpenAdmitsExactlyOneProbeConcurrently(t *testing.T) {
 	}
 }
 
-func TestChainFallsBackWhileBreakerIsOpen(t *testing.T) {
-	clock := newFakeClock()
-	e := newEngine(t, `
+// toolBreakerChain is a chain whose primary is a tool-scoped breaker,
+// falling back to a cache tool.
+const toolBreakerChain = `
 policy:
   external_fault:
     kind: chain
@@ -170,7 +170,11 @@ policy:
       scope: tool
       inner: {kind: backoff_and_retry, max_attempts: 5}
     fallback: {kind: fallback, target: "tool:cache", max_attempts: 3}
-`, WithClock(clock))
+`
+
+func TestChainFallsBackWhileBreakerIsOpen(t *testing.T) {
+	clock := newFakeClock()
+	e := newEngine(t, toolBreakerChain, WithClock(clock))
 	pay := input("external_fault", "s1")
 	if d := decide(t, e, pay); d.Action.Kind != ActionRetry {
 		t.Fatalf("closed: %+v", d.Action)
@@ -222,17 +226,7 @@ policy:
     scope: service
     inner: {kind: backoff_and_retry, max_attempts: 5}
 `, false},
-		"tool-scoped breaker in a chain": {`
-policy:
-  external_fault:
-    kind: chain
-    primary:
-      kind: circuit_breaker
-      failure_threshold: 2
-      scope: tool
-      inner: {kind: backoff_and_retry, max_attempts: 5}
-    fallback: {kind: fallback, target: "tool:cache", max_attempts: 3}
-`, true},
+		"tool-scoped breaker in a chain": {toolBreakerChain, true},
 	} {
 		if got := newEngine(t, c.policy).ReadsSuccessTools(); got != c.want {
 			t.Errorf("%s: ReadsSuccessTools = %v, want %v", name, got, c.want)
