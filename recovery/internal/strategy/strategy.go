@@ -68,8 +68,7 @@ type BreakerStore interface {
 // WithRuntime returns env with the breaker state and the jitter source
 // (a function returning [0, 1)) the engine's strategies use.
 func WithRuntime(env Env, breakers BreakerStore, rand func() float64) *Env {
-	env.breakers, env.rand = breakers, rand
-	return &env
+	return SetRuntime(new(Env), env, breakers, rand)
 }
 
 // SetRuntime is WithRuntime written into *dst, room the caller reuses
