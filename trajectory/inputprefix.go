@@ -65,8 +65,8 @@ func (m *inputLists) elements(s string) ([]elemRange, bool) {
 			base = base[:len(base):len(base)]
 		}
 		elems, ok = sc.elements(base)
-		if ok && len(elems) > 0 && &elems[0] == &base[0] && cap(base) > len(base) {
-			used = p.used // extended in place
+		if ok && &elems[0] == &base[0] {
+			used = p.used // extended in place (append did not move the array)
 		}
 		resumed = true
 		m.resumed++
