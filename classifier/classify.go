@@ -305,7 +305,8 @@ func (cl *classification) collectResults(byID *smallmap.Map[string, int]) {
 		// A result with a call id is taken once its id is in byID: the
 		// call it names then has a result (this one or an earlier), so a
 		// resent copy stops below. Only id-less results need the set of
-		// taken results (keys of three strings, hashed per resent copy).
+		// taken results (their keys, two strings, are hashed for every
+		// resent copy).
 		k := -1
 		if r.CallID != "" {
 			if j, ok := byID.Get(r.CallID); ok {
