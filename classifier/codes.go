@@ -65,8 +65,17 @@ func fromJSONRPC(code int, text func() string) (finding, bool) {
 
 // fromProviderCode maps the error codes and types that model providers put
 // in their error bodies (OpenAI code/type, Anthropic error.type, ...).
-func fromProviderCode(code string) (finding, bool) {
-	c := codeSeparators.Replace(strings.ToLower(strings.TrimSpace(code)))
+func fromProviderCode(code string) (finding, bool) { return fromNormCode(normCode(code)) }
+
+// normCode is a provider code as fromProviderCode and notRetryableCode
+// read it: trimmed, lower-cased, '-' and ' ' read as '_'. classifyCodes
+// asks both of one code: it normalizes the code once.
+func normCode(code string) string {
+	return codeSeparators.Replace(strings.ToLower(strings.TrimSpace(code)))
+}
+
+// fromNormCode is fromProviderCode of a code normCode gave.
+func fromNormCode(c string) (finding, bool) {
 	switch c {
 	case "context_length_exceeded", "context_window_exceeded", "string_above_max_length",
 		"model_context_window_exceeded", "prompt_too_long", "request_too_large_for_context":
@@ -419,10 +428,11 @@ func classifyCodes(ev *evidence, m *memo) (f finding, hint *finding, ok bool) {
 		if e.Code == "" {
 			continue
 		}
-		if f, ok := codeString(e.Code, text); ok {
+		f, norm, ok := codeString(e.Code, text)
+		if ok {
 			return f, nil, true
 		}
-		if f, ok := notRetryableCode(e.Code); ok && hint == nil {
+		if f, ok := notRetryableNormCode(norm); ok && hint == nil {
 			h := f.with(SignalProviderCode, "", confProviderCode)
 			hint = &h
 		}
@@ -433,10 +443,11 @@ func classifyCodes(ev *evidence, m *memo) (f finding, hint *finding, ok bool) {
 		}
 		// error.type may hold a status or JSON-RPC code, or a provider
 		// code such as rate_limit_exceeded.
-		if f, ok := codeString(e.Type, text); ok {
+		f, norm, ok := codeString(e.Type, text)
+		if ok {
 			return f, nil, true
 		}
-		if f, ok := notRetryableCode(e.Type); ok {
+		if f, ok := notRetryableNormCode(norm); ok {
 			if hint == nil {
 				h := f.with(SignalProviderCode, "", confProviderCode)
 				hint = &h
@@ -461,27 +472,30 @@ func classifyCodes(ev *evidence, m *memo) (f finding, hint *finding, ok bool) {
 }
 
 // codeString reads a code written as a string: a number (HTTP status or
-// JSON-RPC code) or a provider code.
-func codeString(code string, text func() string) (finding, bool) {
+// JSON-RPC code) or a provider code. norm is the provider code normCode
+// made of it, for notRetryableCode's reading ("" for a number: no
+// provider code is one).
+func codeString(code string, text func() string) (f finding, norm string, ok bool) {
 	code = strings.TrimSpace(code)
 	if n, err := strconv.Atoi(code); err == nil {
 		if n >= 100 && n <= 599 {
 			if f, ok := fromHTTPStatus(n); ok {
-				return f.with(SignalHTTPStatus, "", confHTTP), true
+				return f.with(SignalHTTPStatus, "", confHTTP), "", true
 			}
-			return finding{}, false
+			return finding{}, "", false
 		}
 		if n <= -32000 && n >= -32768 {
 			if f, ok := fromJSONRPC(n, text); ok {
-				return f.with(SignalJSONRPCCode, "", confJSONRPC), true
+				return f.with(SignalJSONRPCCode, "", confJSONRPC), "", true
 			}
 		}
-		return finding{}, false
+		return finding{}, "", false
 	}
-	if f, ok := fromProviderCode(code); ok {
-		return f.with(SignalProviderCode, "", confProviderCode), true
+	norm = normCode(code)
+	if f, ok := fromNormCode(norm); ok {
+		return f.with(SignalProviderCode, "", confProviderCode), norm, true
 	}
-	return finding{}, false
+	return finding{}, norm, false
 }
 
 // classifyEvidence runs codes, then text rules, over one span's evidence.

@@ -1,7 +1,5 @@
 package classifier
 
-import "strings"
-
 // Not-retryable failures are clear but belong to no agent-failure class:
 // retrying, replanning or switching tools cannot help, a human must act.
 // They are answered unknown with a reason so the policy escalates, and a
@@ -158,9 +156,9 @@ func notRetryableStatus(code int) (finding, bool) {
 	return finding{}, false
 }
 
-// notRetryableCode reads provider error codes of the same families.
-func notRetryableCode(code string) (finding, bool) {
-	c := codeSeparators.Replace(strings.ToLower(strings.TrimSpace(code)))
+// notRetryableNormCode reads provider error codes of the same families,
+// normalized by normCode.
+func notRetryableNormCode(c string) (finding, bool) {
 	switch c {
 	case "model_decommissioned", "model_deprecated", "model_retired", "deprecated_model":
 		return finding{Type: Unknown, Reason: ReasonDeprecated}, true
