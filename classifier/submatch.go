@@ -76,7 +76,9 @@ func splitSubmatch(src string, groups int, b *keyScannerBuilder) ([]submatchAlte
 			if sa.re.NumSubexp() != len(sa.groups) {
 				return nil, false
 			}
-			sa.byLoose = boundary != "" && len(sa.loose) == 1 && sa.loose[0].re.String() == h+tail
+			// The \b may also be the head's own (\bstatus..., \bhttp... in a
+			// leading group of alternatives).
+			sa.byLoose = len(sa.loose) == 1 && sa.loose[0].re.String() == expr[len(`\b`):]
 			first += headGroups[i]
 			out = append(out, sa)
 		}

@@ -395,7 +395,8 @@ func TestSubmatchAlternatives(t *testing.T) {
 		"weather-api request failed: 502 Bad Gateway", "Error: 503 x", "  error - 429 y", "status code: 404 and status 503,", "http/1.1 500)",
 		"xstatus 503 status 504 ", "(400) then 502 bad gateway", "'404' 503 Service Unavailable", "code=500, error_code 429",
 		"MCP error -32602: x", `{"code": -32601}`, "json-rpc error (-32000)", "xrpc error -32603 rpc error -32001", "Status 503: overloaded",
-		"é status 503 ", "STATUS 503", "HTTP 429 Too Many Requests", "") {
+		"é status 503 ", "STATUS 503", "HTTP 429 Too Many Requests", "upstreamhttperror: 502", "xhttp 503 http 504",
+		"xhttp 503 (404)", "") {
 		var hits keyHits
 		ruleKeys.scan(s, &hits)
 		for i := range textRules {
