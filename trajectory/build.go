@@ -37,10 +37,7 @@ type spanCtx struct {
 // reader is one instrumentation convention.
 type reader struct {
 	conv Convention
-	// detect says what the span is under this convention (roleNone when the
-	// convention does not make it a step or an agent) and whether the span
-	// carries the convention's attributes at all.
-	detect func(c *spanCtx) (spanRole, bool)
+	// What the span is under the convention: detectAs.
 	// fill completes a step from the span; it only sets fields that are
 	// still empty, so readers applied in precedence order merge.
 	fill func(c *spanCtx, st *Step)
@@ -56,12 +53,12 @@ type reader struct {
 // readers in precedence order: the first reader that makes a span a step
 // names the step's convention, and more specific readers fill first.
 var readers = []reader{
-	{conv: ConventionMastra, detect: mastraDetect, fill: mastraFill, part: mastraPart, exclusive: true},
-	{conv: ConventionMCP, detect: mcpDetect, fill: mcpFill},
-	{conv: ConventionVercel, detect: vercelDetect, fill: vercelFill},
-	{conv: ConventionGenAI, detect: genaiDetect, fill: genaiFill},
-	{conv: ConventionOpenInference, detect: oiDetect, fill: oiFill},
-	{conv: ConventionTraceloop, detect: tlDetect, fill: tlFill},
+	{conv: ConventionMastra, fill: mastraFill, part: mastraPart, exclusive: true},
+	{conv: ConventionMCP, fill: mcpFill},
+	{conv: ConventionVercel, fill: vercelFill},
+	{conv: ConventionGenAI, fill: genaiFill},
+	{conv: ConventionOpenInference, fill: oiFill},
+	{conv: ConventionTraceloop, fill: tlFill},
 }
 
 // rootKind says why a node has no parent in the tree.
@@ -141,8 +138,13 @@ func (sc *buildScratch) build(td ptrace.Traces, opts []Option) []Run {
 				if tid := sp.TraceID(); cur < 0 || tids[cur] != tid {
 					cur, tids = sc.traceOrdinal(tids, tid)
 				}
-				nodes = append(nodes, node{c: spanCtx{sp: sp, attrs: spanAttrs(sp.Attributes()), res: res, scope: scope, logs: logs, inputs: inputs, memo: &sc.memo},
+				var roles roleAttrs
+				nodes = append(nodes, node{c: spanCtx{sp: sp, attrs: spanAttrsRoles(sp.Attributes(), &roles), res: res, scope: scope, logs: logs, inputs: inputs, memo: &sc.memo},
 					parent: -1, topAgent: -1, stepAnc: -1, unit: -1})
+				// The role is the span's own: told here, from the values
+				// picked in the same pass, for the duplicates linkNodes
+				// drops too.
+				detectRole(&nodes[len(nodes)-1], &roles)
 				traceOf = append(traceOf, int32(cur))
 				if o.index != nil {
 					o.index.add(rs, ss, sp)
@@ -182,9 +184,6 @@ func buildTrace(runs []Run, tid pcommon.TraceID, spans []node, o *buildOptions, 
 	sc.arena = sc.arena[:0]
 	nodes, duplicates := linkNodes(spans, sc)
 	breakCycles(nodes, sc)
-	for i := range nodes {
-		detectRole(&nodes[i])
-	}
 	t := treeOf(nodes, sc)
 	units := unitsOf(t.trueRoots, t.looseRoots)
 	order, unitStart := walkUnits(nodes, &t, units, sc)
@@ -443,10 +442,11 @@ func breakCycles(nodes []node, sc *buildScratch) {
 }
 
 // detectRole asks the convention readers what the span is (agent, LLM call,
-// tool call, streamed part) and which convention names it.
-func detectRole(n *node) {
+// tool call, streamed part) and which convention names it; p are the
+// span's values of the keys they ask for (spanAttrsRoles).
+func detectRole(n *node, p *roleAttrs) {
 	for ri := range readers {
-		role, ok := readers[ri].detect(&n.c)
+		role, ok := detectAs(readers[ri].conv, &n.c, p)
 		if !ok {
 			continue
 		}
@@ -467,6 +467,29 @@ func detectRole(n *node) {
 			return
 		}
 	}
+}
+
+// detectAs says what the span is under convention conv (roleNone when the
+// convention does not make it a step or an agent) and whether the span
+// carries the convention's attributes at all. The calls are direct (not
+// through the readers table) so that the span's picked values stay on the
+// caller's stack.
+func detectAs(conv Convention, c *spanCtx, p *roleAttrs) (spanRole, bool) {
+	switch conv {
+	case ConventionMastra:
+		return mastraDetect(c, p)
+	case ConventionMCP:
+		return mcpDetect(c, p)
+	case ConventionVercel:
+		return vercelDetect(c, p)
+	case ConventionGenAI:
+		return genaiDetect(c, p)
+	case ConventionOpenInference:
+		return oiDetect(c, p)
+	case ConventionTraceloop:
+		return tlDetect(c, p)
+	}
+	return roleNone, false
 }
 
 type runBuilder struct {

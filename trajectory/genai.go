@@ -63,15 +63,15 @@ var genaiOperations = map[string]spanRole{
 	OpDeleteMemory: roleNone, OpCreateMemoryStore: roleNone, OpDeleteMemoryStore: roleNone,
 }
 
-func genaiDetect(c *spanCtx) (spanRole, bool) {
-	op := strings.ToLower(attrStr(c.attrs, "gen_ai.operation.name"))
+func genaiDetect(_ *spanCtx, p *roleAttrs) (spanRole, bool) {
+	op := strings.ToLower(p.str(rkGenAIOperation))
 	if op == "" {
 		// Tool spans that predate gen_ai.operation.name still name the tool.
-		if _, ok := c.attrs.Get("gen_ai.tool.call.id"); ok {
+		if _, ok := p.get(rkGenAIToolCallID); ok {
 			return roleTool, true
 		}
-		_, hasMsgs := c.attrs.Get("gen_ai.output.messages")
-		return roleNone, hasMsgs || genaiProvider(c.attrs) != ""
+		_, hasMsgs := p.get(rkGenAIOutputMessages)
+		return roleNone, hasMsgs || p.str(rkGenAIProvider) != "" || p.str(rkGenAISystem) != "" // genaiProvider
 	}
 	// Operations the conventions do not name are still GenAI spans.
 	return genaiOperations[op], true

@@ -38,8 +38,8 @@ import (
 
 const mastraSpanTypeKey = "mastra.span.type"
 
-func mastraDetect(c *spanCtx) (spanRole, bool) {
-	v, ok := c.attrs.Get(mastraSpanTypeKey)
+func mastraDetect(_ *spanCtx, p *roleAttrs) (spanRole, bool) {
+	v, ok := p.get(rkMastraType)
 	if !ok {
 		return roleNone, false
 	}

@@ -21,15 +21,15 @@ import (
 // JSON-RPC code only appears in the status description ("MCP error -32602:
 // ..."), which errors.go reads for every span.
 
-func mcpDetect(c *spanCtx) (spanRole, bool) {
-	if m := attrStr(c.attrs, "mcp.method.name"); m != "" {
+func mcpDetect(c *spanCtx, p *roleAttrs) (spanRole, bool) {
+	if m := p.str(rkMCPMethod); m != "" {
 		if m == "tools/call" {
 			return roleTool, true
 		}
 		return roleNone, true
 	}
 	if strings.Contains(c.scope, "instrumentation-mcp") {
-		if strings.EqualFold(attrStr(c.attrs, "traceloop.span.kind"), "tool") {
+		if strings.EqualFold(p.str(rkTLKind), "tool") {
 			return roleTool, true
 		}
 		return roleNone, true

@@ -22,8 +22,8 @@ import (
 // Tool fields: tool.name, tool_call.id, input.value (arguments), output.value
 // (result; a LangChain ToolMessage is unwrapped).
 
-func oiDetect(c *spanCtx) (spanRole, bool) {
-	k, ok := c.attrs.Get("openinference.span.kind")
+func oiDetect(_ *spanCtx, p *roleAttrs) (spanRole, bool) {
+	k, ok := p.get(rkOIKind)
 	if !ok {
 		return roleNone, false
 	}

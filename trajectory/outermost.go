@@ -81,7 +81,8 @@ func OutermostSpan(run *Run, td ptrace.Traces) (Outermost, bool) {
 // SpanRoleOf says what a span is to a trajectory under the conventions
 // Build reads, from the span alone.
 func SpanRoleOf(sp ptrace.Span, res pcommon.Resource, scope string) SpanRole {
-	n := node{c: spanCtx{sp: sp, attrs: spanAttrs(sp.Attributes()), res: res, scope: scope}}
-	detectRole(&n)
+	var roles roleAttrs
+	n := node{c: spanCtx{sp: sp, attrs: spanAttrsRoles(sp.Attributes(), &roles), res: res, scope: scope}}
+	detectRole(&n, &roles)
 	return SpanRole(n.role)
 }

@@ -26,9 +26,8 @@ import (
 // (gen_ai.input/output.messages, gen_ai.tool.definitions) are read by the
 // GenAI reader, which also sees these spans.
 
-func tlDetect(c *spanCtx) (spanRole, bool) {
-	a := c.attrs
-	if k, ok := a.Get("traceloop.span.kind"); ok {
+func tlDetect(_ *spanCtx, p *roleAttrs) (spanRole, bool) {
+	if k, ok := p.get(rkTLKind); ok {
 		switch strings.ToLower(k.AsString()) {
 		case "tool":
 			return roleTool, true
@@ -37,20 +36,20 @@ func tlDetect(c *spanCtx) (spanRole, bool) {
 		}
 		return roleNone, true
 	}
-	if t := attrStr(a, "llm.request.type"); t != "" {
+	if t := p.str(rkLLMRequestType); t != "" {
 		switch strings.ToLower(t) {
 		case "chat", "completion", "completions":
 			return roleLLM, true
 		}
 		return roleNone, true
 	}
-	if _, ok := a.Get("gen_ai.completion.0.role"); ok {
+	if _, ok := p.get(rkCompletionRole); ok {
 		return roleLLM, true
 	}
-	if _, ok := a.Get("gen_ai.completion.0.content"); ok {
+	if _, ok := p.get(rkCompletionContent); ok {
 		return roleLLM, true
 	}
-	if _, ok := a.Get("traceloop.entity.name"); ok {
+	if _, ok := p.get(rkTLEntityName); ok {
 		return roleNone, true
 	}
 	return roleNone, false

@@ -19,6 +19,11 @@ func vercelOperation(c *spanCtx) string {
 	if op := attrStr(c.attrs, "ai.operationId"); op != "" {
 		return op
 	}
+	return vercelSpanOperation(c)
+}
+
+// vercelSpanOperation is the operation the span's name gives ("" none).
+func vercelSpanOperation(c *spanCtx) string {
 	if n := c.sp.Name(); strings.HasPrefix(n, "ai.") {
 		// Span names are "<operationId> <functionId>" in some versions.
 		if i := strings.IndexByte(n, ' '); i > 0 {
@@ -29,8 +34,11 @@ func vercelOperation(c *spanCtx) string {
 	return ""
 }
 
-func vercelDetect(c *spanCtx) (spanRole, bool) {
-	op := vercelOperation(c)
+func vercelDetect(c *spanCtx, p *roleAttrs) (spanRole, bool) {
+	op := p.str(rkAIOperation)
+	if op == "" {
+		op = vercelSpanOperation(c)
+	}
 	if op == "" {
 		return roleNone, false
 	}
