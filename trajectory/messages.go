@@ -135,8 +135,19 @@ func decodeMessagesAsMemo(s string, callsOnly bool, memo *messageMemo) []message
 	// Fast path: a plain list of message objects is decoded in one pass.
 	if t := trimJSON(bytesOf(s)); t[0] == '[' {
 		if f := trimJSON(t[1:]); len(f) > 0 && f[0] == '{' {
-			text, ok := lenientText(t, false)
+			// One scan validates the list and finds its elements'
+			// ranges (lenientText's check, then eachElement's, went
+			// over every element twice before decoding it).
+			if len(t) > MaxParsedJSONBytes {
+				return nil
+			}
+			// The text lenientText decodes (trimmed as it trims).
+			text := strings.TrimSpace(stringOf(t))
+			ms := messageScratchPool.Get().(*messageScratch)
+			elems, ok := arrayElements(text, ms.elems[:0])
+			ms.elems = elems
 			if !ok {
+				ms.release()
 				return nil
 			}
 			// Each element is decoded into one reused jsonMessage
@@ -144,13 +155,12 @@ func decodeMessagesAsMemo(s string, callsOnly bool, memo *messageMemo) []message
 			// The messages are gathered in the scratch's list and copied
 			// to one of their number (growing the result one message at a
 			// time allocated about twice that).
-			ms := messageScratchPool.Get().(*messageScratch)
 			list := ms.msgs[:0]
-			eachElement(text, func(_ int, v string) {
-				if m, ok := messageFromAs(ms.decode(v), callsOnly); ok {
+			for _, r := range elems {
+				if m, ok := messageFromAs(ms.decode(text[r.start:r.end]), callsOnly); ok {
 					list = append(list, m)
 				}
-			})
+			}
 			out := append(make([]message, 0, len(list)), list...)
 			ms.msgs = list
 			ms.release()

@@ -139,6 +139,8 @@ type messageScratch struct {
 	// that of a decoded list (decodeMessagesAsMemo), cleared on release.
 	tail []lazyMessage
 	msgs []message
+	// elems are the element ranges of a decoded list.
+	elems []elemRange
 }
 
 var messageScratchPool = sync.Pool{New: func() any { return new(messageScratch) }}
@@ -174,6 +176,10 @@ func (ms *messageScratch) release() {
 	ms.msgs = ms.msgs[:0]
 	if cap(ms.msgs) > 64 {
 		ms.msgs = nil
+	}
+	ms.elems = ms.elems[:0]
+	if cap(ms.elems) > 256 {
+		ms.elems = nil
 	}
 	messageScratchPool.Put(ms)
 }
