@@ -27,7 +27,7 @@ var (
 	// perCallBytes is a call's record, its entries in the run's indexes
 	// and its place in the loop rule.
 	perCallBytes = callRecBytes + int(unsafe.Sizeof(indexEntry[string, int32]{}))*2 +
-		int(unsafe.Sizeof(indexEntry[[32]byte, struct{}]{})) + 4*4 + int(unsafe.Sizeof(classifier.Incident{}))
+		int(unsafe.Sizeof(indexEntry[resultKey, struct{}]{})) + 4*4 + int(unsafe.Sizeof(classifier.Incident{}))
 )
 
 // indexEntry is an entry of a run's indexes as smallmap keeps it.

@@ -146,12 +146,16 @@ func (r *Run) toolStep(k int32) {
 // failure back as text often leave no tool span and no request); created
 // says so.
 func (r *Run) takeResult(k int32, res *trajectory.ToolResult) (j int32, created bool) {
-	var key [sha256.Size]byte
+	// The set keeps the first half of the digest: 128 bits keep a
+	// collision out of reach for the results of one run and halve the
+	// held key.
+	var digest [sha256.Size]byte
 	if res.CallID != "" {
-		key = sha256.Sum256([]byte("id\x00" + res.CallID))
+		digest = sha256.Sum256([]byte("id\x00" + res.CallID))
 	} else {
-		key = sha256.Sum256([]byte("nc\x00" + res.Name + "\x00" + res.Content))
+		digest = sha256.Sum256([]byte("nc\x00" + res.Name + "\x00" + res.Content))
 	}
+	key := resultKey(digest[:resultKeySize])
 	if _, seen := r.results.Get(key); seen {
 		return -1, false // conversations are resent whole on every turn
 	}
@@ -297,3 +301,11 @@ func (r *Run) callSpan(c *callRec) pcommon.SpanID {
 	}
 	return pcommon.SpanID{}
 }
+
+// resultKeySize is how many bytes of a result's sha256 digest the run's
+// set of seen results keeps.
+const resultKeySize = 16
+
+// resultKey is a seen result's key: the first resultKeySize bytes of its
+// digest.
+type resultKey [resultKeySize]byte

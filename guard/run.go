@@ -2,7 +2,6 @@ package guard
 
 import (
 	"cmp"
-	"crypto/sha256"
 	"fmt"
 	"slices"
 	"strings"
@@ -121,7 +120,7 @@ type Run struct {
 	byID    smallmap.Map[string, int32]
 	pending ints // calls requested by the last model step, not executed yet
 	early   ints // calls of tool steps since the last model step, not requested yet
-	results smallmap.Map[[sha256.Size]byte, struct{}]
+	results smallmap.Map[resultKey, struct{}]
 	// lastOfTool is each tool's last call; a call links to the one before
 	// it (callRec.prevOfTool).
 	lastOfTool smallmap.Map[string, int32]
