@@ -162,6 +162,9 @@ func mastraFillRequest(c *spanCtx, st *Step) {
 		if t, ok := validText(in); ok {
 			var w mastraInput
 			w.decodeValid(t)
+			if unpairedText(w.Body) {
+				return
+			}
 			req := rawJSONText(w.Body)
 			if rt, ok := validText(req); ok && looksJSON(req) {
 				var r mastraRequest
@@ -175,6 +178,21 @@ func mastraFillRequest(c *spanCtx, st *Step) {
 			}
 		}
 	}
+}
+
+// unpairedText reports whether r is a JSON string whose text opens with one
+// kind of bracket and closes with the other: the exporter's cut body
+// ("{... …[truncated]"), which is not JSON. It is told from the literal's
+// first and last bytes without unquoting it (an escape neither starts with
+// a bracket nor ends with one, and r is valid JSON), so that a cut body,
+// the common case, is neither copied nor validated.
+func unpairedText(r json.RawMessage) bool {
+	r = trimJSON(r)
+	if len(r) < 4 || r[0] != '"' || r[len(r)-1] != '"' {
+		return false
+	}
+	open, end := r[1], r[len(r)-2]
+	return open == '{' && end == ']' || open == '[' && end == '}'
 }
 
 // mastraChunkKind reads the chunk type from the span name "chunk: '<type>'".

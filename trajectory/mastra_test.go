@@ -1,6 +1,7 @@
 package trajectory
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -193,4 +194,34 @@ func TestMastraReaderNeedsItsAttribute(t *testing.T) {
 	r := Build(s.td)[0]
 	eq(t, "steps", stepKinds(&r), "llm")
 	eq(t, "convention", r.Steps[0].Convention, ConventionGenAI)
+}
+
+// TestUnpairedTextIsNotJSON: what unpairedText tells from a literal's ends
+// is what unquoting and validating its text would find (not JSON), and it
+// does not claim a text that is JSON or may be.
+func TestUnpairedTextIsNotJSON(t *testing.T) {
+	for _, c := range []struct {
+		lit      string
+		unpaired bool
+	}{
+		{`"{\"id\":\"x\",\"usage\":{\"prompt_tokens\":4},\"extra\":\"…[truncated]"`, true},
+		{`"[1,2,{\"a\":3}"`, true},
+		{` "{\"a\":[1]" `, true},
+		{`"{\"a\":[1]}"`, false},
+		{`"[{\"a\":1}]"`, false},
+		{`"{\"a\":\"]\u005d"`, false}, // ends with an escape: left to the validation
+		{`"\u007b\"a\":[1]"`, false},  // starts with an escape
+		{`"{]"`, true},
+		{`{"a":"]"}`, false},
+		{`""`, false},
+	} {
+		if got := unpairedText(json.RawMessage(c.lit)); got != c.unpaired {
+			t.Errorf("unpairedText(%s) = %v, want %v", c.lit, got, c.unpaired)
+		}
+		if c.unpaired {
+			if _, ok := validText(rawJSONText(json.RawMessage(c.lit))); ok {
+				t.Errorf("%s: unpaired, but its text is JSON", c.lit)
+			}
+		}
+	}
 }
