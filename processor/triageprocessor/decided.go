@@ -6,7 +6,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/hashicorp/golang-lru/v2/simplelru"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/xpdata"
@@ -96,10 +95,10 @@ func (d *decided) annotateLateAll(td ptrace.Traces) {
 }
 
 // Accounted sizes, in bytes. decidedEntryBytes is one cache entry without
-// annotations: the LRU's list element and map slot, the key and the decided
-// struct (measured by TestDecidedCacheBytesPerEntry; README "Sizing").
+// annotations: the LRU's slot and map slot, the key and the decided struct
+// (measured by TestDecidedCacheBytesPerEntry; README "Sizing").
 const (
-	decidedEntryBytes = 224
+	decidedEntryBytes = 140
 	missingRootBytes  = int(unsafe.Sizeof(missingRoot{}))
 	annotationBytes   = int(unsafe.Sizeof(annotation{}))
 	// stringBytes is the allocation overhead of a string kept by an
@@ -148,7 +147,7 @@ func (d *decided) computeSize() {
 // (decision_cache_size) and by accounted bytes (decision_cache_bytes).
 // Callers hold the processor's lock.
 type decidedCache struct {
-	lru      *simplelru.LRU[pcommon.TraceID, *decided]
+	lru      *traceLRU[*decided]
 	bytes    int
 	maxBytes int
 	// young is the age under which an evicted entry means late spans may
@@ -171,7 +170,7 @@ type decidedStats struct {
 
 func newDecidedCache(size, maxBytes int, young time.Duration) (*decidedCache, error) {
 	c := &decidedCache{maxBytes: maxBytes, young: young}
-	lru, err := simplelru.NewLRU[pcommon.TraceID, *decided](size, c.onEvict)
+	lru, err := newTraceLRU(size, c.onEvict)
 	if err != nil {
 		return nil, fmt.Errorf("decision_cache_size: %w", err)
 	}

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hashicorp/golang-lru/v2/simplelru"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -99,7 +98,7 @@ type triageProcessor struct {
 	// held is ordered by last activity: the oldest entry is the least
 	// recently active trace, so decision_wait expiry and eviction both
 	// take from the old end.
-	held      *simplelru.LRU[pcommon.TraceID, *heldTrace]
+	held      *traceLRU[*heldTrace]
 	deciding  map[pcommon.TraceID]*heldTrace
 	decided   *decidedCache
 	heldSpans int
@@ -175,7 +174,7 @@ func newState(set processor.Settings, cfg *Config, tb *metadata.TelemetryBuilder
 	}
 	// Capacity is enforced by hand (evicted traces must be decided, not
 	// dropped), so the LRU itself never evicts.
-	held, err := simplelru.NewLRU[pcommon.TraceID, *heldTrace](cfg.NumTraces+1, nil)
+	held, err := newTraceLRU[*heldTrace](cfg.NumTraces+1, nil)
 	if err != nil {
 		return nil, fmt.Errorf("num_traces: %w", err)
 	}
