@@ -402,6 +402,9 @@ type keyedRule struct {
 // find returns the leftmost match of the rule in s that starts at from or
 // later: its end and its first group ("" without one).
 func (q keyedRule) find(s string, from int) (end int, group string, ok bool) {
+	if suf := commonSuffix(q.keys); len(q.keys) > 1 && len(suf) >= 4 {
+		return q.findBySuffix(s, from, suf)
+	}
 	// next[i]: where keys[i] next occurs past a match start, -1 when it
 	// does not.
 	var buf [4]int
@@ -439,4 +442,56 @@ func indexFrom(s, sub string, i int) int {
 		return i + k
 	}
 	return -1
+}
+
+// findBySuffix is find for keys that end alike (suffix): one search for
+// the suffix instead of one per key. Every key occurrence ends in one of
+// the suffix's, so the same occurrences are tried; the match is the one
+// whose key starts first, which a later suffix occurrence can still give
+// (its key may be longer) until it lies past the longest key's reach.
+func (q keyedRule) findBySuffix(s string, from int, suffix string) (end int, group string, ok bool) {
+	longest := 0
+	for _, k := range q.keys {
+		longest = max(longest, len(k))
+	}
+	back := longest - len(suffix) // how far before its suffix a key can start
+	best := -1                    // start of the key of the leftmost match so far
+	var bestEnd int
+	for p := indexFrom(s, suffix, from+1); p >= 0; p = indexFrom(s, suffix, p+1) {
+		if best >= 0 && p-back >= best {
+			break
+		}
+		for _, k := range q.keys {
+			at := p + len(suffix) - len(k)
+			if at < from+1 || best >= 0 && at >= best || s[at:p] != k[:len(k)-len(suffix)] {
+				continue
+			}
+			if m := q.re.FindStringSubmatchIndex(s[at-1:]); m != nil {
+				best, bestEnd, group = at, at-1+m[1], ""
+				if len(m) >= 4 && m[2] >= 0 {
+					group = s[at-1+m[2] : at-1+m[3]]
+				}
+			}
+		}
+	}
+	if best < 0 {
+		return 0, "", false
+	}
+	return bestEnd, group, true
+}
+
+// commonSuffix is the longest suffix all keys have.
+func commonSuffix(keys []string) string {
+	if len(keys) == 0 {
+		return ""
+	}
+	suf := keys[0]
+	for _, k := range keys[1:] {
+		n := 0
+		for n < len(suf) && n < len(k) && suf[len(suf)-1-n] == k[len(k)-1-n] {
+			n++
+		}
+		suf = suf[len(suf)-n:]
+	}
+	return suf
 }

@@ -110,6 +110,16 @@ func TestKeyedRulesMatchTheRules(t *testing.T) {
 	// byte (which the rules' result does not show; the benchmark does).
 	long := strings.Repeat("  at frame (file.js:1:2) 'x' \"y\"\n", 2000) + providerCodeSeeds[1]
 	checkKeyedRules(t, long)
+	// Several keys of one rule: the first that matches counts, whichever
+	// key it is (the rules' keys share a suffix, searched once).
+	for _, s := range []string{
+		`{"stop_reason":"a","finish_reason":"b","finishReason":"c"}`,
+		`{"finishReason":1,"stop_reason":"a","finish_reason":"b"}`,
+		`{"usage":{"completion_tokens":"x","output_tokens":7,"completionTokens":8,"prompt_tokens":9,"inputTokens":3}}`,
+		`{"max_tokens":100,"xinput_tokens":5,"promptTokens" : 6}`,
+	} {
+		checkKeyedRules(t, s)
+	}
 }
 
 // FuzzKeyedRules holds providerCode and the Mastra body rules (each rule
