@@ -1,5 +1,7 @@
 package trajectory
 
+import "encoding/json"
+
 // The chat spans of one conversation carry its messages so far: the input
 // list of a call is the previous call's list with the new turns appended,
 // byte for byte (instrumentations serialize the same messages the same
@@ -104,4 +106,128 @@ func (m *inputLists) byLength() []*scannedList {
 		n++
 	}
 	return out[:n]
+}
+
+// The wrapper spans of a LangGraph run ({"messages": [...]} in and out) and
+// OpenInference's LLM spans ({"messages": [[...]]} in input.value) carry
+// the conversation so far inside wrapper objects, not always behind the
+// same bytes (a chain's output and the next model call's input wrap the
+// same messages differently). A Build remembers the message elements of
+// the last wrapper texts it validated; an element of a new text that holds
+// the bytes of the kept element of its index (its ordinal in the list),
+// at a nesting no deeper, is not scanned again: what scanning a value
+// finds depends only on its bytes and, for the depth limit, its nesting,
+// and a value that ends in '}', ']' or '"' is over at that byte (a number
+// or a literal, whose end depends on the byte after it, is rescanned).
+
+// keptWrapperLists is how many wrapper texts a Build remembers.
+const keptWrapperLists = 4
+
+// wrapperLists are the last wrapper texts a Build unwrapped, with their
+// message elements.
+type wrapperLists struct {
+	lists [keptWrapperLists]scannedWrapper
+	next  int
+	// skipped counts the elements not scanned again.
+	skipped int
+}
+
+type scannedWrapper struct {
+	s     string
+	elems []wrapperElem
+}
+
+// wrapperElem is a message element a scan validated: its range and the
+// nesting it was validated at.
+type wrapperElem struct {
+	start, end, nest int
+}
+
+// resumeScan is what one messageList scan knows and gathers: the kept
+// texts it compares its elements with, and the elements it found.
+type resumeScan struct {
+	kept  [keptWrapperLists]*scannedWrapper
+	found []wrapperElem
+	// skipped counts the elements found in a kept text.
+	skipped int
+}
+
+// knownAt returns the end of the element at s[i:], nest levels deep, when
+// a kept text validated the same bytes as the element of its index.
+func (rs *resumeScan) knownAt(s string, i, nest int) (int, bool) {
+	if rs == nil {
+		return 0, false
+	}
+	j := len(rs.found)
+	for _, p := range rs.kept {
+		if p == nil || j >= len(p.elems) {
+			continue
+		}
+		e := p.elems[j]
+		if end := i + e.end - e.start; nest <= e.nest && end <= len(s) && closesValue(p.s[e.end-1]) && s[i:end] == p.s[e.start:e.end] {
+			rs.skipped++
+			return end, true
+		}
+	}
+	return 0, false
+}
+
+func (rs *resumeScan) add(start, end, nest int) {
+	if rs != nil {
+		rs.found = append(rs.found, wrapperElem{start, end, nest})
+	}
+}
+
+// unwrapMessageList is unwrapMessageList(r, 0), the elements the kept
+// wrapper texts validated not scanned again (mm nil: none kept).
+func (mm *messageMemo) unwrapMessageList(r json.RawMessage) []json.RawMessage {
+	if mm == nil {
+		return unwrapMessageList(r, 0)
+	}
+	r = trimJSON(r)
+	if len(r) == 0 || (r[0] != '{' && r[0] != '[') || len(r) > MaxParsedJSONBytes {
+		return nil
+	}
+	s := stringOf(r)
+	if !mayHoldMessagesKey(s) {
+		return nil
+	}
+	w := &mm.wrappers
+	// The elements found go to the slot the next text takes: it is not
+	// compared with (its elements' array is written).
+	dst := w.next
+	rs := resumeScan{found: w.lists[dst].elems[:0]}
+	for i := range w.lists {
+		if i != dst && len(w.lists[i].elems) > 0 {
+			rs.kept[i] = &w.lists[i]
+		}
+	}
+	sc := jsonScanner{s: s}
+	list, ok := sc.messageList(0, 0, &rs)
+	if sc.space(); !ok || sc.i != len(sc.s) {
+		list, ok = nil, false
+	}
+	w.skipped += rs.skipped
+	if ok && len(rs.found) > 0 {
+		w.lists[dst] = scannedWrapper{s: s, elems: rs.found}
+		w.next = (dst + 1) % keptWrapperLists
+	} else {
+		w.lists[dst].elems = rs.found[:0] // the room, for the next text
+	}
+	return list
+}
+
+// closesValue reports whether c ends an object, an array or a string.
+func closesValue(c byte) bool { return c == '}' || c == ']' || c == '"' }
+
+// reset forgets the texts, keeping the elements' room.
+func (w *wrapperLists) reset() {
+	for i := range w.lists {
+		e := w.lists[i].elems[:0]
+		if cap(e) > 1024 {
+			e = nil
+		}
+		w.lists[i] = scannedWrapper{elems: e}
+	}
+	w.next = 0
 }

@@ -131,3 +131,114 @@ func FuzzInputListsResume(f *testing.F) {
 		}
 	})
 }
+
+// Wrapped lists that extend, branch from, repeat or almost extend the
+// texts unwrapped before give exactly what unwrapping them whole gives.
+func TestWrapperListsResumeAsAWholeScan(t *testing.T) {
+	pool := []string{
+		`{"role":"user","content":"q"}`, `{"lc":1,"id":["x","ToolMessage"],"kwargs":{"content":"ok ] , [","tool_call_id":"c1"}}`,
+		`{"role":"tool","tool_call_id":"c1","content":"ok ] , ["}`, `1`, `12`, `-3.5e2`, `"s"`, `null`, `[1,2]`, `{}`,
+		`{"bad":}`, `{"role":"tool","content":"\u00e9\"x"}`, `[{"role":"user"}]`,
+	}
+	wrappers := [][2]string{
+		{`{"messages":[`, `]}`}, {`{"messages":[[`, `]]}`}, {`{"a":{"messages":[1]},"messages":[`, `]}`},
+		{`[`, `]`}, {`{"Messages": [`, ` ] }`}, {`{"output":[`, `]}`}, {`{"messages":[`, `],"messages":[{"role":"x"}]}`},
+		{`{"messages":{"messages":[`, `]}}`}, {`{"x":"messages","messages":[`, `],"y":2}`},
+	}
+	seps := []string{",", ", ", " ,\n", ","}
+	rnd := rand.New(rand.NewPCG(3, 4))
+	var mm messageMemo
+	for round := 0; round < 3000; round++ {
+		if round%7 == 0 {
+			mm.reset()
+		}
+		w := wrappers[rnd.IntN(len(wrappers))]
+		var elems, texts []string
+		for n := 1 + rnd.IntN(3); n > 0; n-- {
+			elems = append(elems, pool[rnd.IntN(len(pool))])
+		}
+		for step := 0; step < 6; step++ {
+			var b strings.Builder
+			b.WriteString(w[0])
+			for i, e := range elems {
+				if i > 0 {
+					b.WriteString(seps[i%len(seps)])
+				}
+				b.WriteString(e)
+			}
+			switch rnd.IntN(10) {
+			case 0:
+				b.WriteString(w[1] + " ")
+			case 1: // not closed
+			case 2:
+				b.WriteString(w[1] + "]")
+			default:
+				b.WriteString(w[1])
+			}
+			s := b.String()
+			if rnd.IntN(12) == 0 && len(s) > 2 {
+				k := 1 + rnd.IntN(len(s)-1)
+				s = s[:k] + "x" + s[k+1:]
+			}
+			if rnd.IntN(8) == 0 && len(texts) > 0 {
+				s = texts[rnd.IntN(len(texts))] // the same text again
+			}
+			if rnd.IntN(10) == 0 {
+				w = wrappers[rnd.IntN(len(wrappers))] // another wrapper of the same messages
+			}
+			texts = append(texts, s)
+			want := unwrapMessageList([]byte(s), 0)
+			if got := mm.unwrapMessageList([]byte(s)); !reflect.DeepEqual(got, want) {
+				t.Fatalf("%q: got %q, want %q", s, got, want)
+			}
+			elems = append(elems, pool[rnd.IntN(len(pool))])
+			if rnd.IntN(5) == 0 && len(elems) > 1 {
+				elems = elems[:len(elems)-1-rnd.IntN(len(elems)-1)] // branch from an earlier point
+			}
+		}
+	}
+	if mm.wrappers.skipped < 3000 {
+		t.Fatalf("only %d elements skipped: the test checks little", mm.wrappers.skipped)
+	}
+}
+
+// An object without a "messages" member holds no list, valid or not; one
+// with it, or text that is not an object, may.
+func TestMayHoldMessagesKey(t *testing.T) {
+	for s, want := range map[string]bool{
+		`{"output":[{"messages":[1]}]}`: false, `{}`: false, `{"a":"messages","b":{"messages":1}}`: false,
+		`{"messages":[]}`: true, `{"a":1,"MESSAGES":2}`: true, `{"a":1,"me\u0073sages":2}`: true, `[1]`: true,
+		`{"a":1 "messages":2}`: true, `{"a":}`: true, `{"a":1`: true,
+	} {
+		if got := mayHoldMessagesKey(s); got != want {
+			t.Errorf("mayHoldMessagesKey(%q) = %v, want %v", s, got, want)
+		}
+		if !mayHoldMessagesKey(s) && unwrapMessageList([]byte(s), 0) != nil {
+			t.Errorf("%q: no messages key, but a list", s)
+		}
+	}
+}
+
+// An element validated at one nesting is scanned again deeper down, where
+// it may pass the depth limit, and one that ends in a number is scanned
+// again where a digit may follow it.
+func TestWrapperListsKeepDepthAndNumbers(t *testing.T) {
+	// Valid as an element of a top-level list (nesting 1), too deep one
+	// or two wrappers down.
+	deep := `{"a":` + strings.Repeat("[", maxScanDepth-2) + strings.Repeat("]", maxScanDepth-2) + `}`
+	for _, texts := range [][]string{
+		{`[` + deep + `]`, `{"messages":{"messages":[` + deep + `]}}`, `{"messages":[` + deep + `]}`, `[` + deep + `]`},
+		{`[{"a":1},2]`, `[{"a":1},23]`, `[{"a":1},2x]`},
+	} {
+		var mm messageMemo
+		for _, s := range texts {
+			want := unwrapMessageList([]byte(s), 0)
+			if got := mm.unwrapMessageList([]byte(s)); !reflect.DeepEqual(got, want) {
+				t.Fatalf("%.60q: got %d elements, want %d", s, len(got), len(want))
+			}
+		}
+		if mm.wrappers.skipped == 0 {
+			t.Fatalf("%.60q: nothing skipped", texts)
+		}
+	}
+}

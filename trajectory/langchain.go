@@ -223,7 +223,7 @@ func chainMessages(c *spanCtx) (chainToolMessages, bool) {
 	// Only the tool messages' results are read: the messages' text is
 	// not decoded (decodeTextless).
 	var res []ToolResult
-	for _, r := range unwrapMessageList(bytesOf(out), 0) {
+	for _, r := range c.memo.unwrapMessageList(bytesOf(out)) {
 		if !mayBeToolMessage(stringOf(r)) {
 			continue
 		}

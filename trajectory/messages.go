@@ -187,7 +187,7 @@ func decodeMessagesMemo(s string, keep func(string) bool, callsOnly bool, memo *
 	if !looksJSON(s) {
 		return nil
 	}
-	raw := unwrapMessageList(bytesOf(s), 0)
+	raw := memo.unwrapMessageList(bytesOf(s))
 	if raw == nil {
 		return nil
 	}
@@ -217,11 +217,55 @@ func unwrapMessageList(r json.RawMessage, depth int) []json.RawMessage {
 	// wrappers and batches (validating first, then reading them, went
 	// over each wrapper's bytes once more for each level).
 	sc := jsonScanner{s: stringOf(r)}
-	list, ok := sc.messageList(depth, 0)
+	list, ok := sc.messageList(depth, 0, nil)
 	if sc.space(); !ok || sc.i != len(sc.s) {
 		return nil
 	}
 	return list
+}
+
+// mayHoldMessagesKey is false when the text t (trimmed, at most
+// MaxParsedJSONBytes) is an object none of whose members is named
+// "messages" (as encoding/json matches names), read without checking the
+// syntax: its values are skipped as in valid JSON. unwrapMessageList finds
+// no list in such an object, and none in text that is not JSON, so it
+// needs no validating pass: the wrapper spans of a LangGraph run output
+// long objects such as {"output": [...]} that hold no list at their top.
+// Text that is not JSON may be misread, which only means true (the full
+// pass decides) or false (its answer, nil, is unwrapMessageList's too).
+func mayHoldMessagesKey(t string) bool {
+	if jsonKind(t) != '{' {
+		return true
+	}
+	sc := jsonScanner{s: t, i: 1}
+	for {
+		sc.space()
+		if !sc.at('"') {
+			return !sc.at('}')
+		}
+		k0 := sc.i
+		if sc.i = skipValidString(t, sc.i); sc.i >= len(t) {
+			return true
+		}
+		if fieldIndex(jsonStringText(t[k0:sc.i]), messagesField) == 0 {
+			return true
+		}
+		sc.space()
+		if !sc.at(':') {
+			return true
+		}
+		sc.i++
+		sc.space()
+		v0 := sc.i
+		if sc.skipValid(); sc.i == v0 {
+			return true
+		}
+		sc.space()
+		if !sc.at(',') {
+			return !sc.at('}')
+		}
+		sc.i++
+	}
 }
 
 var messagesField = []string{"messages"}
@@ -232,7 +276,10 @@ var messagesField = []string{"messages"}
 // level per batch, [[msg, ...], ...]), the list of an object's last
 // "messages" member, nil for anything else or past depth 3; ok false when
 // the value is not valid JSON.
-func (sc *jsonScanner) messageList(depth, nest int) (list []json.RawMessage, ok bool) {
+//
+// rs (nil: none) knows elements validated before, which are not scanned
+// again, and gathers the elements found.
+func (sc *jsonScanner) messageList(depth, nest int, rs *resumeScan) (list []json.RawMessage, ok bool) {
 	if depth > 3 || (!sc.at('{') && !sc.at('[')) {
 		return nil, sc.value(nest)
 	}
@@ -260,7 +307,7 @@ func (sc *jsonScanner) messageList(depth, nest int) (list []json.RawMessage, ok 
 			sc.i++
 			sc.space()
 			if fieldIndex(key, messagesField) == 0 {
-				if list, ok = sc.messageList(depth+1, nest+1); !ok {
+				if list, ok = sc.messageList(depth+1, nest+1, rs); !ok {
 					return nil, false
 				}
 			} else if !sc.value(nest + 1) {
@@ -283,15 +330,18 @@ func (sc *jsonScanner) messageList(depth, nest int) (list []json.RawMessage, ok 
 		sc.space()
 		v0 := sc.i
 		if batch {
-			inner, ok := sc.messageList(depth+1, nest+1)
+			inner, ok := sc.messageList(depth+1, nest+1, rs)
 			if !ok {
 				return nil, false
 			}
 			list = append(list, inner...)
 		} else {
-			if !sc.value(nest + 1) {
+			if end, ok := rs.knownAt(sc.s, v0, nest+1); ok {
+				sc.i = end
+			} else if !sc.value(nest + 1) {
 				return nil, false
 			}
+			rs.add(v0, sc.i, nest+1)
 			// The elements' own bytes, not copies.
 			list = append(list, bytesOf(sc.s[v0:sc.i]))
 		}

@@ -26,6 +26,8 @@ type messageMemo struct {
 	// model call's input) is decoded, and allocated, once.
 	texts   map[string]string
 	scratch messageScratch
+	// wrappers are the wrapper texts unwrapped so far (inputprefix.go).
+	wrappers wrapperLists
 }
 
 // rawText is rawJSONText(r), decoded once per memo (mm nil: every time).
@@ -125,6 +127,7 @@ func (mm *messageMemo) reset() {
 	clear(mm.textless)
 	clear(mm.texts)
 	mm.scratch.clear()
+	mm.wrappers.reset()
 }
 
 // messageScratch decodes messages one after another into one jsonMessage,
