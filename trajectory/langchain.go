@@ -37,10 +37,16 @@ func toolMessage(out string) (ToolResult, bool) {
 		return ToolResult{}, false
 	}
 	raw := json.RawMessage(bytesOf(out))
-	if o, ok := rawMemberJSON(raw, "output"); ok && len(o) > 0 {
+	o, ok := rawMemberJSON(raw, "output")
+	if !ok {
+		// Not JSON (decodeMessage checks what rawMemberJSON checked).
+		return ToolResult{}, false
+	}
+	if len(o) > 0 {
 		raw = o
 	}
-	m, ok := decodeMessage(raw)
+	// The text, and so its member, was validated: not scanned again.
+	m, ok := decodeValidMessage(raw, false)
 	if !ok || m.Role != "tool" || len(m.Results) == 0 {
 		return ToolResult{}, false
 	}
