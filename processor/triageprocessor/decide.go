@@ -308,7 +308,7 @@ func (p *triageProcessor) decide(ctx context.Context, h *heldTrace) *decided {
 	start := time.Now()
 	var ct *classifiedTrace
 	if !p.guarded(h, func() { ct = p.classifyTrace(ctx, h) }) {
-		return p.recordDecided(ctx, h, &decided{cutBy: h.cutBy}, time.Since(start))
+		return p.recordDecided(ctx, h, keep(decided{cutBy: h.cutBy}), time.Since(start))
 	}
 	if p.llm != nil {
 		var pending []pendingRun
@@ -435,11 +435,11 @@ func (p *triageProcessor) buildForDecision(h *heldTrace) *builtTrace {
 // decision cache keeps.
 func (p *triageProcessor) annotateTrace(ctx context.Context, h *heldTrace, ct *classifiedTrace) *decided {
 	start := time.Now()
-	d := &decided{cutBy: h.cutBy}
-	if !p.guarded(h, func() { p.annotateRuns(ctx, h, ct, d) }) {
-		d = &decided{cutBy: h.cutBy}
+	d := decided{cutBy: h.cutBy}
+	if !p.guarded(h, func() { p.annotateRuns(ctx, h, ct, &d) }) {
+		d = decided{cutBy: h.cutBy}
 	}
-	return p.recordDecided(ctx, h, d, ct.took+time.Since(start))
+	return p.recordDecided(ctx, h, keep(d), ct.took+time.Since(start))
 }
 
 func (p *triageProcessor) annotateRuns(ctx context.Context, h *heldTrace, ct *classifiedTrace, d *decided) {

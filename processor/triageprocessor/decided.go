@@ -45,6 +45,28 @@ type decided struct {
 	// cutBy is the per-trace limit that forced the decision, if any: later
 	// spans of the trace are counted as cut.
 	cutBy string
+}
+
+// nothingKept is the decision of every trace whose late spans need nothing
+// from it (all its runs' roots were there, no limit cut it): nearly every
+// trace. It is shared, so the cache holds no decided struct of its own
+// for them. A decided value is never modified once made.
+var nothingKept = &decided{}
+
+// keep returns d as the decision cache holds it: nothingKept when it keeps
+// nothing, else a copy of its own.
+func keep(d decided) *decided {
+	if len(d.roots) == 0 && len(d.lateRoot) == 0 && d.cutBy == "" {
+		return nothingKept
+	}
+	kept := new(decided)
+	*kept = d
+	return kept
+}
+
+// cachedDecision is a decision cache entry.
+type cachedDecision struct {
+	d *decided
 	// at is when the trace was decided (Unix nanoseconds).
 	at int64
 	// size is what the entry is accounted for in decision_cache_bytes.
@@ -94,23 +116,29 @@ func (d *decided) annotateLateAll(td ptrace.Traces) {
 	trajectory.ForEachSpan(td, d.annotateLate)
 }
 
-// Accounted sizes, in bytes. decidedEntryBytes is one cache entry without
-// annotations: the LRU's slot and map slot, the key and the decided struct
+// Accounted sizes, in bytes. decidedEntryBytes is one cache entry that
+// keeps nothing (nothingKept): the LRU's slot and map slot, with the key;
+// an entry that keeps annotations has a decided struct of its own too
 // (measured by TestDecidedCacheBytesPerEntry; README "Sizing").
 const (
-	decidedEntryBytes = 140
-	missingRootBytes  = int(unsafe.Sizeof(missingRoot{}))
-	annotationBytes   = int(unsafe.Sizeof(annotation{}))
+	decidedEntryBytes  = 76
+	decidedStructBytes = int(unsafe.Sizeof(decided{}))
+	missingRootBytes   = int(unsafe.Sizeof(missingRoot{}))
+	annotationBytes    = int(unsafe.Sizeof(annotation{}))
 	// stringBytes is the allocation overhead of a string kept by an
 	// annotation (its bytes are counted by length).
 	stringBytes = 16
 )
 
-// computeSize sets d.size: the entry plus the annotations it keeps. Strings
-// are counted by length (constant ones too, so this over-counts a little);
-// a slice shared by lateRoot and a root is counted once.
-func (d *decided) computeSize() {
+// cacheSize is what d's cache entry is accounted for: the entry plus the
+// annotations it keeps. Strings are counted by length (constant ones too,
+// so this over-counts a little); a slice shared by lateRoot and a root is
+// counted once.
+func (d *decided) cacheSize() int {
 	n := decidedEntryBytes
+	if d != nothingKept {
+		n += decidedStructBytes
+	}
 	var counted []*annotation
 	add := func(anns []annotation) {
 		if cap(anns) == 0 {
@@ -138,7 +166,7 @@ func (d *decided) computeSize() {
 		add(d.roots[i].anns)
 	}
 	add(d.lateRoot)
-	d.size = n
+	return n
 }
 
 // decidedCache remembers decided traces so that their late spans are
@@ -147,7 +175,7 @@ func (d *decided) computeSize() {
 // (decision_cache_size) and by accounted bytes (decision_cache_bytes).
 // Callers hold the processor's lock.
 type decidedCache struct {
-	lru      *traceLRU[*decided]
+	lru      *traceLRU[cachedDecision]
 	bytes    int
 	maxBytes int
 	// young is the age under which an evicted entry means late spans may
@@ -178,7 +206,7 @@ func newDecidedCache(size, maxBytes int, young time.Duration) (*decidedCache, er
 	return c, nil
 }
 
-func (c *decidedCache) onEvict(_ pcommon.TraceID, d *decided) {
+func (c *decidedCache) onEvict(_ pcommon.TraceID, d cachedDecision) {
 	c.bytes -= d.size
 	c.stats.bytesDelta -= int64(d.size)
 	if c.stats.evicted == nil {
@@ -191,7 +219,8 @@ func (c *decidedCache) onEvict(_ pcommon.TraceID, d *decided) {
 }
 
 func (c *decidedCache) get(id pcommon.TraceID) (*decided, bool) {
-	return c.lru.Get(id)
+	e, ok := c.lru.Get(id)
+	return e.d, ok
 }
 
 func (c *decidedCache) len() int { return c.lru.Len() }
@@ -199,19 +228,16 @@ func (c *decidedCache) len() int { return c.lru.Len() }
 // add remembers a decided trace, evicting the least recently used entries
 // beyond either bound. The newest entry always stays.
 func (c *decidedCache) add(id pcommon.TraceID, d *decided, now time.Time) {
-	d.at = now.UnixNano()
-	c.now = d.at
-	if d.size == 0 {
-		d.computeSize()
-	}
+	e := cachedDecision{d: d, at: now.UnixNano(), size: d.cacheSize()}
+	c.now = e.at
 	if old, ok := c.lru.Peek(id); ok {
 		c.bytes -= old.size
 		c.stats.bytesDelta -= int64(old.size)
 	}
-	c.bytes += d.size
-	c.stats.bytesDelta += int64(d.size)
+	c.bytes += e.size
+	c.stats.bytesDelta += int64(e.size)
 	c.evicting = cacheLimitCount
-	c.lru.Add(id, d)
+	c.lru.Add(id, e)
 	c.evicting = cacheLimitBytes
 	for c.bytes > c.maxBytes && c.lru.Len() > 1 {
 		c.lru.RemoveOldest()

@@ -55,6 +55,16 @@ func TestDecidedCacheBytesPerEntry(t *testing.T) {
 	assert.InDelta(t, 1, accounted/heap, 0.4, "accounted %.0f B for %.0f B of heap", accounted, heap)
 }
 
+// Most traces keep nothing for their late spans: their entries share one
+// decision (nothingKept) and are accounted for the entry alone.
+func TestDecidedCacheBytesPerEntryKeepingNothing(t *testing.T) {
+	heap, accounted := measureDecidedEntries(t, 50_000, func(int) *decided { return keep(decided{}) })
+	t.Logf("trace decided keeping nothing: heap %.0f B/entry, accounted %.0f B", heap, accounted)
+	assert.InDelta(t, 1, accounted/heap, 0.4, "accounted %.0f B for %.0f B of heap", accounted, heap)
+	assert.Same(t, nothingKept, keep(decided{}))
+	assert.NotSame(t, nothingKept, keep(decided{cutBy: "max_spans_per_trace"}))
+}
+
 func TestDecisionCacheBoundedByBytes(t *testing.T) {
 	const maxBytes = 16 << 10
 	h := newHarness(t, func(c *Config) { c.DecisionWait = time.Second; c.DecisionCacheBytes = maxBytes })
