@@ -132,13 +132,14 @@ func (sc *buildScratch) build(td ptrace.Traces, opts []Option) []Run {
 		for j := 0; j < sss.Len(); j++ {
 			ss := sss.At(j)
 			scope := ss.Scope().Name()
+			mcpScope := isMCPScope(scope)
 			spans := ss.Spans()
 			for k := 0; k < spans.Len(); k++ {
 				sp := spans.At(k)
 				if tid := sp.TraceID(); cur < 0 || tids[cur] != tid {
 					cur, tids = sc.traceOrdinal(tids, tid)
 				}
-				var roles roleAttrs
+				roles := roleAttrs{mcpScope: mcpScope}
 				nodes = append(nodes, node{c: spanCtx{sp: sp, attrs: spanAttrsRoles(sp.Attributes(), &roles), res: res, scope: scope, logs: logs, inputs: inputs, memo: &sc.memo},
 					parent: -1, topAgent: -1, stepAnc: -1, unit: -1})
 				// The role is the span's own: told here, from the values

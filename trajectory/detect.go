@@ -58,6 +58,9 @@ func roleKeyChains() (first [256]uint8, next [numRoleKeys]uint8) {
 type roleAttrs struct {
 	vals [numRoleKeys]pcommon.Value
 	has  uint16 // bit k: the span has roleKeys[k]
+	// mcpScope: the span's instrumentation scope is isMCPScope (told once
+	// per scope by Build, whose spans share it).
+	mcpScope bool
 }
 
 // pick records v as the value of key k, whose keyBit is b, when k is a

@@ -21,14 +21,18 @@ import (
 // JSON-RPC code only appears in the status description ("MCP error -32602:
 // ..."), which errors.go reads for every span.
 
-func mcpDetect(c *spanCtx, p *roleAttrs) (spanRole, bool) {
+// isMCPScope reports whether scope is OpenLLMetry's MCP instrumentation,
+// whose spans mcpDetect reads by their Traceloop kind.
+func isMCPScope(scope string) bool { return strings.Contains(scope, "instrumentation-mcp") }
+
+func mcpDetect(_ *spanCtx, p *roleAttrs) (spanRole, bool) {
 	if m := p.str(rkMCPMethod); m != "" {
 		if m == "tools/call" {
 			return roleTool, true
 		}
 		return roleNone, true
 	}
-	if strings.Contains(c.scope, "instrumentation-mcp") {
+	if p.mcpScope {
 		if strings.EqualFold(p.str(rkTLKind), "tool") {
 			return roleTool, true
 		}

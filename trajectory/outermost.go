@@ -81,7 +81,7 @@ func OutermostSpan(run *Run, td ptrace.Traces) (Outermost, bool) {
 // SpanRoleOf says what a span is to a trajectory under the conventions
 // Build reads, from the span alone.
 func SpanRoleOf(sp ptrace.Span, res pcommon.Resource, scope string) SpanRole {
-	var roles roleAttrs
+	roles := roleAttrs{mcpScope: isMCPScope(scope)}
 	n := node{c: spanCtx{sp: sp, attrs: spanAttrsRoles(sp.Attributes(), &roles), res: res, scope: scope}}
 	detectRole(&n, &roles)
 	return SpanRole(n.role)

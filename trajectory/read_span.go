@@ -56,7 +56,7 @@ type SpanReader struct {
 // Read reads one span; res and scope are its resource and the name of its
 // instrumentation scope.
 func (r *SpanReader) Read(sp ptrace.Span, res pcommon.Resource, scope string) SpanRead {
-	var roles roleAttrs
+	roles := roleAttrs{mcpScope: isMCPScope(scope)}
 	n := node{c: spanCtx{sp: sp, attrs: spanAttrsRoles(sp.Attributes(), &roles), res: res, scope: scope, inputs: &r.inputs}}
 	detectRole(&n, &roles)
 	out := SpanRead{Role: SpanRole(n.role)}
