@@ -3,6 +3,7 @@ package classifier
 import (
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/triage-otel/triage/internal/smallmap"
 	"github.com/triage-otel/triage/trajectory"
@@ -224,6 +225,33 @@ var (
 	nameSeparators = strings.NewReplacer("_", "", "-", "", " ", "")
 )
 
+// maxStackName bounds the exception names exceptionNameKey reads into
+// its caller's buffer.
+const maxStackName = 64
+
+// exceptionNameKey is strings.ToLower(nameSeparators.Replace(n)), made in
+// buf when n is ASCII and fits (exception names are), without a copy:
+// fromExceptionType reads it only while it runs (the compiler keeps buf on
+// its stack), and the two library calls allocated a copy each.
+func exceptionNameKey(n string, buf *[maxStackName]byte) string {
+	if len(n) > len(buf) || !isASCII(n) {
+		return strings.ToLower(nameSeparators.Replace(n))
+	}
+	k := 0
+	for i := 0; i < len(n); i++ {
+		switch c := n[i]; {
+		case c == '_' || c == '-' || c == ' ':
+		case 'A' <= c && c <= 'Z':
+			buf[k] = c + 'a' - 'A'
+			k++
+		default:
+			buf[k] = c
+			k++
+		}
+	}
+	return unsafe.String(&buf[0], k)
+}
+
 // stepLimitType marks an exception family that needs the trajectory to
 // decide: a step-limit stop is a loop when the calls repeat and
 // plan_incomplete when they do not.
@@ -240,23 +268,24 @@ func fromExceptionType(name string) (f finding, weak, ok bool) {
 	if i := strings.LastIndexAny(n, ".:"); i >= 0 && i < len(n)-1 {
 		n = n[i+1:]
 	}
-	n = strings.ToLower(nameSeparators.Replace(n))
+	var buf [maxStackName]byte
+	key := exceptionNameKey(n, &buf)
 	var h keyHits
-	nameKeys.scan(n, &h)
+	nameKeys.scan(key, &h)
 	for _, r := range excNotRetryable {
-		if r.fam.match(n, &h) {
+		if r.fam.match(key, &h) {
 			return finding{Type: Unknown, Reason: r.reason}, false, true
 		}
 	}
 	for _, fam := range excFamilies {
-		if fam.fam.match(n, &h) {
+		if fam.fam.match(key, &h) {
 			return finding{Type: fam.typ}, false, true
 		}
 	}
-	if reason, ok := notRetryableName(n, &h); ok {
+	if reason, ok := notRetryableName(key, &h); ok {
 		return finding{Type: Unknown, Reason: reason}, true, true
 	}
-	if excConnection.match(n, &h) {
+	if excConnection.match(key, &h) {
 		return finding{Type: Unknown, Reason: ReasonConnection}, true, true
 	}
 	return finding{}, false, false

@@ -193,3 +193,15 @@ func TestNameFamiliesScanned(t *testing.T) {
 		}
 	}
 }
+
+// exceptionNameKey answers as the library calls it replaces, in its buffer
+// or not (non-ASCII, longer than the buffer).
+func TestExceptionNameKey(t *testing.T) {
+	for _, n := range []string{"", "TimeoutError", "Rate_Limit-Error x", "APIConnectionError", "_-_ -", "ÉrrorÀ", "KelvinError\u212a",
+		strings.Repeat("Ab_", 21), strings.Repeat("Ab_", 22), strings.Repeat("A", maxStackName), strings.Repeat("A", maxStackName+1)} {
+		var buf [maxStackName]byte
+		if got, want := exceptionNameKey(n, &buf), strings.ToLower(nameSeparators.Replace(n)); got != want {
+			t.Errorf("exceptionNameKey(%q) = %q, want %q", n, got, want)
+		}
+	}
+}
