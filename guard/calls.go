@@ -85,14 +85,14 @@ requests:
 		}
 		for ei, j := range early {
 			c := &r.calls[j]
-			if c.reqStep < 0 && c.name == rc.Name && (c.id == "" || rc.ID == "") && r.steps.at(r.root(c.tool)).eff.start >= s.eff.start {
+			if c.reqStep < 0 && c.name == rc.Name && (!c.hasID || rc.ID == "") && r.steps.at(r.root(c.tool)).eff.start >= s.eff.start {
 				c.req, c.reqStep = rc, k
 				early = append(early[:ei], early[ei+1:]...)
 				r.classify(j)
 				continue requests
 			}
 		}
-		j := r.newCall(callRec{name: rc.Name, id: rc.ID, req: rc, reqStep: k, tool: -1, resultStep: -1})
+		j := r.newCall(callRec{name: rc.Name, req: rc, reqStep: k, tool: -1, resultStep: -1}, rc.ID)
 		r.pending.add(j)
 	}
 }
@@ -114,7 +114,7 @@ func (r *Run) toolStep(k int32) {
 		if j < 0 {
 			for pi, c := range r.pending.all() {
 				cc := &r.calls[c]
-				if cc.tool < 0 && cc.name == tc.ToolName && (cc.id == "" || tc.ToolCallID == "") {
+				if cc.tool < 0 && cc.name == tc.ToolName && (!cc.hasID || tc.ToolCallID == "") {
 					j = c
 					pending := r.pending.all()
 					r.pending.set(append(pending[:pi], pending[pi+1:]...))
@@ -123,7 +123,7 @@ func (r *Run) toolStep(k int32) {
 			}
 		}
 		if j < 0 {
-			j = r.newCall(callRec{name: tc.ToolName, id: tc.ToolCallID, reqStep: -1, tool: k, resultStep: -1})
+			j = r.newCall(callRec{name: tc.ToolName, reqStep: -1, tool: k, resultStep: -1}, tc.ToolCallID)
 			r.early.add(j)
 		}
 		s.call = j
@@ -179,7 +179,7 @@ func (r *Run) takeResult(k int32, res *trajectory.ToolResult) (j int32, created 
 		return -1, false
 	}
 	if j < 0 {
-		j = r.newCall(callRec{name: res.Name, id: res.CallID, reqStep: -1, tool: -1, result: res, resultStep: k})
+		j = r.newCall(callRec{name: res.Name, reqStep: -1, tool: -1, result: res, resultStep: k}, res.CallID)
 		created = true
 	} else {
 		c := &r.calls[j]
@@ -192,16 +192,18 @@ func (r *Run) takeResult(k int32, res *trajectory.ToolResult) (j int32, created 
 	return j, created
 }
 
-func (r *Run) newCall(c callRec) int32 {
+// newCall adds call c, made with ID id (empty: none).
+func (r *Run) newCall(c callRec, id string) int32 {
 	j := int32(len(r.calls))
+	c.hasID = id != ""
 	c.prevOfTool = -1
 	if last, ok := r.lastOfTool.Get(c.name); ok {
 		c.prevOfTool = last
 	}
 	r.calls = append(r.calls, c)
-	if c.id != "" {
-		if _, dup := r.byID.Get(c.id); !dup {
-			r.byID.Put(c.id, j)
+	if id != "" {
+		if _, dup := r.byID.Get(id); !dup {
+			r.byID.Put(id, j)
 		}
 	}
 	r.lastOfTool.Put(c.name, j)

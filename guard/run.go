@@ -409,7 +409,7 @@ const (
 // callRec is one tool call: requested by a model step, executed by a tool
 // step, answered by a result fed back to the model — any may be missing.
 type callRec struct {
-	name, id   string
+	name       string
 	req        *trajectory.ToolCall
 	result     *trajectory.ToolResult
 	inc        *classifier.Incident // set while the call is failed
@@ -419,6 +419,9 @@ type callRec struct {
 	prevOfTool int32                // the call before it of the tool it was made with, -1
 	status     callStatus
 	inLoop     bool
+	// hasID says the call came with an ID; the ID itself is held once, as
+	// its key in the run's byID.
+	hasID bool
 }
 
 // NewRun returns the state of a new in-flight run.
