@@ -75,6 +75,27 @@ func normCode(code string) string {
 	return codeSeparators.Replace(strings.ToLower(strings.TrimSpace(code)))
 }
 
+// normCodeIn is normCode(code), made in buf when code is ASCII and fits
+// (provider codes are), without a copy: the caller reads it before buf is
+// reused.
+func normCodeIn(code string, buf *[maxStackName]byte) string {
+	code = strings.TrimSpace(code)
+	if len(code) > len(buf) || !isASCII(code) {
+		return normCode(code)
+	}
+	for i := 0; i < len(code); i++ {
+		switch c := code[i]; {
+		case c == '-' || c == ' ':
+			buf[i] = '_'
+		case 'A' <= c && c <= 'Z':
+			buf[i] = c + 'a' - 'A'
+		default:
+			buf[i] = c
+		}
+	}
+	return unsafe.String(&buf[0], len(code))
+}
+
 // fromNormCode is fromProviderCode of a code normCode gave.
 func fromNormCode(c string) (finding, bool) {
 	switch c {
@@ -432,6 +453,9 @@ func (m *memo) exceptionType(name string) (finding, bool, bool) {
 // classifyCodes reads the structured codes of ev. It returns a decisive
 // finding, or a weak hint to use when the text rules find nothing.
 func classifyCodes(ev *evidence, m *memo) (f finding, hint *finding, ok bool) {
+	// buf holds the normalized provider code of one codeString call, read
+	// before the next.
+	var buf [maxStackName]byte
 	joinedText, joined := "", false
 	text := func() string {
 		if !joined {
@@ -457,7 +481,7 @@ func classifyCodes(ev *evidence, m *memo) (f finding, hint *finding, ok bool) {
 		if e.Code == "" {
 			continue
 		}
-		f, norm, ok := codeString(e.Code, text)
+		f, norm, ok := codeString(e.Code, text, &buf)
 		if ok {
 			return f, nil, true
 		}
@@ -472,7 +496,7 @@ func classifyCodes(ev *evidence, m *memo) (f finding, hint *finding, ok bool) {
 		}
 		// error.type may hold a status or JSON-RPC code, or a provider
 		// code such as rate_limit_exceeded.
-		f, norm, ok := codeString(e.Type, text)
+		f, norm, ok := codeString(e.Type, text, &buf)
 		if ok {
 			return f, nil, true
 		}
@@ -504,7 +528,7 @@ func classifyCodes(ev *evidence, m *memo) (f finding, hint *finding, ok bool) {
 // JSON-RPC code) or a provider code. norm is the provider code normCode
 // made of it, for notRetryableCode's reading ("" for a number: no
 // provider code is one).
-func codeString(code string, text func() string) (f finding, norm string, ok bool) {
+func codeString(code string, text func() string, buf *[maxStackName]byte) (f finding, norm string, ok bool) {
 	code = strings.TrimSpace(code)
 	if n, err := strconv.Atoi(code); err == nil {
 		if n >= 100 && n <= 599 {
@@ -520,7 +544,7 @@ func codeString(code string, text func() string) (f finding, norm string, ok boo
 		}
 		return finding{}, "", false
 	}
-	norm = normCode(code)
+	norm = normCodeIn(code, buf)
 	if f, ok := fromNormCode(norm); ok {
 		return f.with(SignalProviderCode, "", confProviderCode), norm, true
 	}

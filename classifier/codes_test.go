@@ -205,3 +205,14 @@ func TestExceptionNameKey(t *testing.T) {
 		}
 	}
 }
+
+// normCodeIn answers as normCode, in its buffer or not.
+func TestNormCodeIn(t *testing.T) {
+	for _, c := range []string{"", " Rate-Limit Exceeded ", "UpstreamHTTPError", "context_length_exceeded", "ÉRROR-x", "a\u212a",
+		strings.Repeat("A-", maxStackName/2), strings.Repeat("A-", maxStackName/2) + "b"} {
+		var buf [maxStackName]byte
+		if got, want := normCodeIn(c, &buf), normCode(c); got != want {
+			t.Errorf("normCodeIn(%q) = %q, want %q", c, got, want)
+		}
+	}
+}
