@@ -38,6 +38,9 @@ type Engine struct {
 	nonIdempotentTools  []toolPattern
 	maxTotalAttempts    int
 	maxRecoveryDuration time.Duration
+	// readsSuccessTools is ReadsSuccessTools' answer: the policy is fixed
+	// once New returns.
+	readsSuccessTools bool
 }
 
 // Option adjusts an Engine.
@@ -123,6 +126,7 @@ func New(cfg Options, opts ...Option) (*Engine, error) {
 		maxTotalAttempts:    cfg.MaxTotalAttempts,
 		maxRecoveryDuration: cfg.MaxRecoveryDuration,
 		newUUID:             newV7(newRandBuffer()),
+		readsSuccessTools:   pol.hasToolScopedBreaker(),
 	}
 	h := cfg.History
 	e.memory = store.NewMemory(store.MemoryOptions{
@@ -479,8 +483,12 @@ func (e *Engine) RecordSuccess(ctx context.Context, s SuccessInput) error {
 // ReadsSuccessTools reports whether RecordSuccess reads SuccessInput.Tools:
 // only a tool-scoped circuit breaker does, so without one a caller need
 // not list a successful run's tools.
-func (e *Engine) ReadsSuccessTools() bool {
-	for _, b := range e.policy.breakers {
+func (e *Engine) ReadsSuccessTools() bool { return e.readsSuccessTools }
+
+// hasToolScopedBreaker reports whether one of the policy's breakers is
+// scoped to a tool.
+func (p *policy) hasToolScopedBreaker() bool {
+	for _, b := range p.breakers {
 		if breaker.NormScope(b.Scope) == breaker.ScopeTool {
 			return true
 		}
