@@ -33,20 +33,24 @@ type attrMap struct {
 func spanAttrs(m pcommon.Map) attrMap {
 	a := attrMap{Map: m}
 	m.Range(func(k string, _ pcommon.Value) bool {
-		b := keyBit(k)
-		switch w := uint64(1) << (b & 63); b >> 6 {
-		case 0:
-			a.k0 |= w
-		case 1:
-			a.k1 |= w
-		case 2:
-			a.k2 |= w
-		default:
-			a.k3 |= w
-		}
+		a.mark(keyBit(k))
 		return true
 	})
 	return a
+}
+
+// mark sets bit b of the signature.
+func (a *attrMap) mark(b uint) {
+	switch w := uint64(1) << (b & 63); b >> 6 {
+	case 0:
+		a.k0 |= w
+	case 1:
+		a.k1 |= w
+	case 2:
+		a.k2 |= w
+	default:
+		a.k3 |= w
+	}
 }
 
 // anyAttrs is m without a signature (every Get scans it).

@@ -97,16 +97,7 @@ func spanAttrsRoles(m pcommon.Map, p *roleAttrs) attrMap {
 	a := attrMap{Map: m}
 	m.Range(func(k string, v pcommon.Value) bool {
 		b := keyBit(k)
-		switch w := uint64(1) << (b & 63); b >> 6 {
-		case 0:
-			a.k0 |= w
-		case 1:
-			a.k1 |= w
-		case 2:
-			a.k2 |= w
-		default:
-			a.k3 |= w
-		}
+		a.mark(b)
 		if roleKeyFirst[b&255] != 0 {
 			p.pick(b, k, v)
 		}
