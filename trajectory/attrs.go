@@ -99,17 +99,7 @@ func (a *attrMap) hasBit(b uint) bool {
 func keySig(keys ...string) attrMap {
 	var a attrMap
 	for _, k := range keys {
-		b := keyBit(k)
-		switch w := uint64(1) << (b & 63); b >> 6 {
-		case 0:
-			a.k0 |= w
-		case 1:
-			a.k1 |= w
-		case 2:
-			a.k2 |= w
-		default:
-			a.k3 |= w
-		}
+		a.mark(keyBit(k))
 	}
 	return a
 }
