@@ -42,11 +42,11 @@ func lastException(events ptrace.SpanEventSlice) int {
 // traces after them are not needed).
 const maxErrorTextScan = 64 << 10
 
-// readErrors collects the error evidence common to all conventions (attrs
-// are the span's).
 // errorAttrSig is the signature of the span attributes readErrors reads.
 var errorAttrSig = keySig("error.type", "http.response.status_code", "http.status_code", "rpc.jsonrpc.error_code")
 
+// readErrors collects the error evidence common to all conventions (attrs
+// are the span's).
 func readErrors(sp ptrace.Span, attrs attrMap) errorEvidence {
 	var e errorEvidence
 	if sp.Status().Code() == ptrace.StatusCodeError {
@@ -56,20 +56,17 @@ func readErrors(sp ptrace.Span, attrs attrMap) errorEvidence {
 	e.readExceptions(sp.Events())
 	// Most spans have none of the error attributes: one test of the
 	// signature answers the four lookups.
-	errAttrs := attrs.mayHoldAny(&errorAttrSig)
-	if errAttrs {
+	if attrs.mayHoldAny(&errorAttrSig) {
 		e.readErrorType(attrStr(attrs, "error.type"))
 		if code, ok := firstInt(attrs, "http.response.status_code", "http.status_code"); ok && code > 0 && code < 1000 {
 			e.HTTPStatus = int(code)
 		}
-	}
-	if e.HTTPStatus == 0 && (e.StatusError || len(e.Errors) > 0) {
-		e.HTTPStatus = httpStatusFromText(e)
-	}
-	if errAttrs {
 		if code, ok := firstInt(attrs, "rpc.jsonrpc.error_code"); ok && code != 0 {
 			e.JSONRPCCode, e.HasJSONRPC = int(code), true
 		}
+	}
+	if e.HTTPStatus == 0 && (e.StatusError || len(e.Errors) > 0) {
+		e.HTTPStatus = httpStatusFromText(e)
 	}
 	if !e.HasJSONRPC {
 		for _, msg := range e.messages() {
