@@ -68,7 +68,7 @@ func fromJSONRPC(code int, text func() string) (finding, bool) {
 // in their error bodies (OpenAI code/type, Anthropic error.type, ...).
 func fromProviderCode(code string) (finding, bool) { return fromNormCode(normCode(code)) }
 
-// normCode is a provider code as fromProviderCode and notRetryableCode
+// normCode is a provider code as fromNormCode and notRetryableNormCode
 // read it: trimmed, lower-cased, '-' and ' ' read as '_'. classifyCodes
 // asks both of one code: it normalizes the code once.
 func normCode(code string) string {
@@ -80,20 +80,36 @@ func normCode(code string) string {
 // reused.
 func normCodeIn(code string, buf *[maxStackName]byte) string {
 	code = strings.TrimSpace(code)
-	if len(code) > len(buf) || !isASCII(code) {
-		return normCode(code)
+	if c, ok := foldASCIIIn(code, '_', buf); ok {
+		return c
 	}
-	for i := 0; i < len(code); i++ {
-		switch c := code[i]; {
-		case c == '-' || c == ' ':
-			buf[i] = '_'
+	return normCode(code)
+}
+
+// foldASCIIIn is s lower-cased with its separators ('_', '-', ' ') written
+// as sep, or dropped when sep is 0, made in buf (no copy: the caller reads
+// it before buf is reused). ok is false when s is not ASCII or does not
+// fit: the caller uses the library calls then.
+func foldASCIIIn(s string, sep byte, buf *[maxStackName]byte) (string, bool) {
+	if len(s) > len(buf) || !isASCII(s) {
+		return "", false
+	}
+	k := 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '_' || c == '-' || c == ' ':
+			if sep == 0 {
+				continue
+			}
+			buf[k] = sep
 		case 'A' <= c && c <= 'Z':
-			buf[i] = c + 'a' - 'A'
+			buf[k] = c + 'a' - 'A'
 		default:
-			buf[i] = c
+			buf[k] = c
 		}
+		k++
 	}
-	return unsafe.String(&buf[0], len(code))
+	return unsafe.String(&buf[0], k), true
 }
 
 // fromNormCode is fromProviderCode of a code normCode gave.
@@ -255,22 +271,10 @@ const maxStackName = 64
 // fromExceptionType reads it only while it runs (the compiler keeps buf on
 // its stack), and the two library calls allocated a copy each.
 func exceptionNameKey(n string, buf *[maxStackName]byte) string {
-	if len(n) > len(buf) || !isASCII(n) {
-		return strings.ToLower(nameSeparators.Replace(n))
+	if k, ok := foldASCIIIn(n, 0, buf); ok {
+		return k
 	}
-	k := 0
-	for i := 0; i < len(n); i++ {
-		switch c := n[i]; {
-		case c == '_' || c == '-' || c == ' ':
-		case 'A' <= c && c <= 'Z':
-			buf[k] = c + 'a' - 'A'
-			k++
-		default:
-			buf[k] = c
-			k++
-		}
-	}
-	return unsafe.String(&buf[0], k)
+	return strings.ToLower(nameSeparators.Replace(n))
 }
 
 // stepLimitType marks an exception family that needs the trajectory to
