@@ -69,8 +69,7 @@ func applyToolMessage(st *Step, r ToolResult) {
 
 // chainToolMessages are the ToolMessages one chain span output.
 type chainToolMessages struct {
-	start, end int64
-	results    []ToolResult
+	results []ToolResult
 }
 
 // nameFailedTools gives the failed, unnamed-by-their-output tool steps of a
@@ -240,7 +239,7 @@ func chainMessages(c *spanCtx) (chainToolMessages, bool) {
 	if len(res) == 0 {
 		return chainToolMessages{}, false
 	}
-	return chainToolMessages{start: int64(c.sp.StartTimestamp()), end: int64(c.sp.EndTimestamp()), results: res}, true
+	return chainToolMessages{results: res}, true
 }
 
 // nameFedResults completes the unnamed results fed back to LLM steps from
