@@ -534,7 +534,7 @@ func classifyCodes(ev *evidence, m *memo) (f finding, hint *finding, ok bool) {
 // provider code is one).
 func codeString(code string, text func() string, buf *[maxStackName]byte) (f finding, norm string, ok bool) {
 	code = strings.TrimSpace(code)
-	if n, err := strconv.Atoi(code); err == nil {
+	if n, ok := decimalInt(code); ok {
 		if n >= 100 && n <= 599 {
 			if f, ok := fromHTTPStatus(n); ok {
 				return f.with(SignalHTTPStatus, "", confHTTP), "", true
@@ -553,6 +553,27 @@ func codeString(code string, text func() string, buf *[maxStackName]byte) (f fin
 		return f.with(SignalProviderCode, "", confProviderCode), norm, true
 	}
 	return finding{}, norm, false
+}
+
+// decimalInt is strconv.Atoi(s) and whether it succeeded, without the
+// error Atoi allocates for a code that is not a number (most provider
+// codes): Atoi accepts exactly a sign or none, then decimal digits, so
+// anything else is answered without it.
+func decimalInt(s string) (int, bool) {
+	digits := s
+	if digits != "" && (digits[0] == '+' || digits[0] == '-') {
+		digits = digits[1:]
+	}
+	if digits == "" {
+		return 0, false
+	}
+	for i := 0; i < len(digits); i++ {
+		if !isDigit(digits[i]) {
+			return 0, false
+		}
+	}
+	n, err := strconv.Atoi(s)
+	return n, err == nil
 }
 
 // classifyEvidence runs codes, then text rules, over one span's evidence.

@@ -2,6 +2,7 @@ package classifier
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -213,6 +214,20 @@ func TestNormCodeIn(t *testing.T) {
 		var buf [maxStackName]byte
 		if got, want := normCodeIn(c, &buf), normCode(c); got != want {
 			t.Errorf("normCodeIn(%q) = %q, want %q", c, got, want)
+		}
+	}
+}
+
+// decimalInt answers as strconv.Atoi does, on numbers and on the codes
+// that are not (signs alone, separators, other bases, overflow).
+func TestDecimalIntIsAtoi(t *testing.T) {
+	for _, s := range []string{"", "+", "-", "0", "429", "+429", "-32601", "-0", "007", "1_000", "0x1F", "1e3", " 1", "1 ",
+		"++1", "+-1", "12a", "a12", "９", "9223372036854775807", "9223372036854775808", "-9223372036854775809",
+		"99999999999999999999", "rate_limit_exceeded", "RESOURCE_EXHAUSTED"} {
+		n, err := strconv.Atoi(s)
+		got, ok := decimalInt(s)
+		if ok != (err == nil) || ok && got != n {
+			t.Errorf("decimalInt(%q) = %d, %v; Atoi gives %d, %v", s, got, ok, n, err)
 		}
 	}
 }

@@ -1,6 +1,9 @@
 package classifier
 
-import "fmt"
+import (
+	"fmt"
+	"unsafe"
+)
 
 // The text rules' prefilters ask, for every text, whether it holds one of
 // a rule's keys and the literals its alternatives need (textrules.go):
@@ -40,11 +43,12 @@ type keyScanner struct {
 	width int        // number of input classes
 	// next[state*stride+class] is the next state, as the offset of its
 	// row (state*stride: scan's step needs no multiplication); hasOut
-	// marks a state that reports groups (out[state]). A row's last entry,
-	// next[state*stride+width], past every class, is the state's number.
+	// marks a state that reports groups. A row's last entry,
+	// next[state*stride+width], past every class, is where the state's
+	// groups are in outs: their number, then the groups.
 	next   []uint32
 	stride int
-	out    [][]int32
+	outs   []int32
 	always []int32 // groups with the empty string as a member
 	// groups are the members of each group, as looked for (for tests).
 	groups [][]string
@@ -190,12 +194,10 @@ func (b *keyScannerBuilder) build() *keyScanner {
 		}
 		k.next[s*k.stride+c] = r
 	}
-	for s := range out {
-		k.next[s*k.stride+k.width] = uint32(s)
-	}
-	k.out = make([][]int32, len(out))
 	for s, gs := range out {
-		k.out[s] = dedupFirst(gs)
+		gs = dedupFirst(gs)
+		k.next[s*k.stride+k.width] = uint32(len(k.outs))
+		k.outs = append(append(k.outs, int32(len(gs))), gs...)
 	}
 	return k
 }
@@ -206,15 +208,30 @@ func (k *keyScanner) scan(s string, h *keyHits) {
 	for _, g := range k.always {
 		h.add(g)
 	}
-	next, w := k.next, k.width
-	row := 0 // the current state's row in next
+	if len(k.next) == 0 {
+		return
+	}
+	// The table is read without bounds checks: a row offset plus a class
+	// (below width) is in the table by construction, and so is a row's
+	// last entry. This is the loop every text the rules read goes through
+	// byte by byte.
+	next := unsafe.Pointer(unsafe.SliceData(k.next))
+	class, w := &k.class, uintptr(k.width)
+	row := uintptr(0) // the current state's row in next
 	for i := 0; i < len(s); i++ {
-		t := next[row+int(k.class[s[i]])]
-		row = int(t &^ hasOut)
+		t := *(*uint32)(unsafe.Add(next, (row+uintptr(class[s[i]]))*4))
+		row = uintptr(t)
 		if t&hasOut != 0 {
-			for _, g := range k.out[next[row+w]] {
-				h.add(g)
-			}
+			row = uintptr(t &^ hasOut)
+			k.report(*(*uint32)(unsafe.Add(next, (row+w)*4)), h)
 		}
+	}
+}
+
+// report adds to h the groups at outs[at:] (their number, then them).
+func (k *keyScanner) report(at uint32, h *keyHits) {
+	n := int(k.outs[at])
+	for _, g := range k.outs[at+1 : int(at)+1+n] {
+		h.add(g)
 	}
 }

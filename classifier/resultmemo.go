@@ -104,33 +104,51 @@ func (cl *classification) resultText(s string, need resultNeed) resultText {
 	}
 	m := cl.c.results
 	k := textIDOf(s)
+	if cl.resultMode == resultsTake {
+		if v, ok := m.take(s, k); ok {
+			return v
+		}
+		return cl.readResultTextFor(s, need)
+	}
 	h := maphash.String(m.seed, s)
 	m.mu.Lock()
 	e, ok := m.cur[k]
-	inCur := ok
 	if !ok {
 		e, ok = m.prev[k]
 	}
 	ok = ok && e.hash == h
-	if ok && cl.resultMode == resultsTake {
-		if inCur {
-			delete(m.cur, k)
-		} else {
-			delete(m.prev, k)
-		}
-	}
 	m.mu.Unlock()
 	if ok {
 		return e.v
-	}
-	if cl.resultMode != resultsKeep {
-		return cl.readResultTextFor(s, need)
 	}
 	v := cl.readResultText(s)
 	m.mu.Lock()
 	m.putLocked(k, resultEntry{hash: h, v: v})
 	m.mu.Unlock()
 	return v
+}
+
+// take hands out the entry of text s (identity k) and drops it. The text
+// is hashed only when an entry of its identity is there: Classify at a
+// root asks for every result of the run, and most were never kept (the
+// run's spans were not read in flight).
+func (m *resultMemo) take(s string, k textID) (resultText, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.cur[k]
+	inCur := ok
+	if !ok {
+		e, ok = m.prev[k]
+	}
+	if !ok || e.hash != maphash.String(m.seed, s) {
+		return resultText{}, false
+	}
+	if inCur {
+		delete(m.cur, k)
+	} else {
+		delete(m.prev, k)
+	}
+	return e.v, true
 }
 
 // readResultTextFor is readResultText with only the readings need names.
