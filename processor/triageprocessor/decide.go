@@ -308,7 +308,7 @@ func (p *triageProcessor) decide(ctx context.Context, h *heldTrace) *decided {
 	start := time.Now()
 	var ct *classifiedTrace
 	if !p.guarded(h, func() { ct = p.classifyTrace(ctx, h) }) {
-		return p.recordDecided(ctx, h, keep(decided{cutBy: h.cutBy}), time.Since(start))
+		return p.recordDecided(ctx, h, keep(decided{cutBy: h.rareOrZero().cutBy}), time.Since(start))
 	}
 	if p.llm != nil {
 		var pending []pendingRun
@@ -351,7 +351,7 @@ func (p *triageProcessor) guarded(h *heldTrace, fn func()) (ok bool) {
 func (p *triageProcessor) recordDecided(ctx context.Context, h *heldTrace, d *decided, took time.Duration) *decided {
 	p.tb.ProcessorTriageDecisionLatency.Record(ctx, float64(took)/float64(time.Millisecond))
 	p.tb.ProcessorTriageTraceHoldDuration.Record(ctx, p.now().Sub(h.firstSeen).Seconds())
-	p.tb.ProcessorTriageTracesDecided.Add(ctx, 1, adds1("trigger", h.trigger)...)
+	p.tb.ProcessorTriageTracesDecided.Add(ctx, 1, adds1("trigger", h.trigger.String())...)
 	return d
 }
 
@@ -366,10 +366,10 @@ func (p *triageProcessor) classifyTrace(ctx context.Context, h *heldTrace) *clas
 	// The in-flight watch ends first: Build takes over the steps the
 	// guards read.
 	inFlight := closeInFlight(h)
-	if h.built != nil {
+	if b := h.rareOrZero().built; b != nil {
 		// Built by the check that found its runs over (early.go).
-		ct.runs, ct.index = h.built.runs, h.built.index
-		h.built = nil
+		ct.runs, ct.index = b.runs, b.index
+		h.rare.built = nil
 	} else {
 		var room [4]trajectory.Option
 		opts := append(p.appendDecisionBuildOptions(room[:0], h, &ct.index), inFlight.buildOptions()...)
@@ -435,9 +435,9 @@ func (p *triageProcessor) buildForDecision(h *heldTrace) *builtTrace {
 // decision cache keeps.
 func (p *triageProcessor) annotateTrace(ctx context.Context, h *heldTrace, ct *classifiedTrace) *decided {
 	start := time.Now()
-	d := decided{cutBy: h.cutBy}
+	d := decided{cutBy: h.rareOrZero().cutBy}
 	if !p.guarded(h, func() { p.annotateRuns(ctx, h, ct, &d) }) {
-		d = decided{cutBy: h.cutBy}
+		d = decided{cutBy: h.rareOrZero().cutBy}
 	}
 	return p.recordDecided(ctx, h, keep(d), ct.took+time.Since(start))
 }

@@ -40,22 +40,10 @@ import (
 // set it to at least root_wait. A check that finds the run not over is
 // repeated only when new spans of the trace arrive.
 
-// triggerRunEnded is the trigger of a trace decided because its rootless
-// runs are over.
-const triggerRunEnded = "run_ended"
-
 // maxEndedChecksPerTick bounds the trajectory builds the ticker runs, under
 // the processor's lock, to check whether runs are over; the rest wait for
 // the next tick.
 const maxEndedChecksPerTick = 256
-
-// endedCheck is the state of a held trace without a root.
-type endedCheck struct {
-	queued bool
-	// checked is the lastSeen of the trace at its last check that found
-	// a run not over: the check is not repeated with the same spans.
-	checked time.Time
-}
 
 // endedDue is a rootless trace scheduled for the check.
 type endedDue struct {
@@ -66,10 +54,10 @@ type endedDue struct {
 // noteRootless schedules a held trace that has no root yet for the check,
 // settle_wait after its latest span. Called with p.mu held.
 func (p *triageProcessor) noteRootless(h *heldTrace, now time.Time) {
-	if p.cfg.SettleWait <= 0 || h.queued || h.ended.queued {
+	if p.cfg.SettleWait <= 0 || h.queued || h.endedQueued {
 		return
 	}
-	h.ended.queued = true
+	h.endedQueued = true
 	p.endedDue = append(p.endedDue, endedDue{h: h, due: now.Add(p.cfg.SettleWait)})
 }
 
@@ -81,42 +69,42 @@ func (p *triageProcessor) decideEnded(now time.Time, toDecide []*heldTrace) ([]*
 		h := p.endedDue[0].h
 		p.endedDue[0] = endedDue{}
 		p.endedDue = p.endedDue[1:]
-		h.ended.queued = false
-		if h.trigger != "" || h.queued {
+		h.endedQueued = false
+		if h.trigger != triggerNone || h.queued {
 			continue // decided meanwhile, or its root arrived
 		}
 		if quiet := h.lastSeen.Add(p.cfg.SettleWait); now.Before(quiet) {
 			// Spans arrived since it was scheduled: settle again.
-			h.ended.queued = true
+			h.endedQueued = true
 			p.endedDue = append(p.endedDue, endedDue{h: h, due: quiet})
 			continue
 		}
-		if h.ended.checked.Equal(h.lastSeen) {
+		if h.rareOrZero().checked.Equal(h.lastSeen) {
 			continue
 		}
 		if checks >= maxEndedChecksPerTick {
-			h.ended.queued = true
+			h.endedQueued = true
 			p.endedDue = append(p.endedDue, endedDue{h: h, due: now})
 			break
 		}
 		checks++
 		if p.cfg.LogsWait > 0 && p.awaitsLogs(h) {
 			if logsDue := h.lastSeen.Add(p.cfg.LogsWait); now.Before(logsDue) {
-				h.ended.queued = true
+				h.endedQueued = true
 				p.endedDue = append(p.endedDue, endedDue{h: h, due: logsDue})
 				continue
 			}
 		}
 		built := p.buildForDecision(h)
 		if !runsEnded(built.runs, h.td) {
-			h.ended.checked = h.lastSeen
+			h.rareState().checked = h.lastSeen
 			continue
 		}
 		// The trace leaves the buffer with the runs just built: its
 		// decision reads them instead of building the same spans again
 		// (no span joins it from here on; late ones are annotated from the
 		// decision).
-		h.built = built
+		h.rareState().built = built
 		p.held.Remove(h.id)
 		dTraces, dSpans = dTraces-1, dSpans-h.spans
 		toDecide = append(toDecide, p.startDeciding(h, triggerRunEnded))

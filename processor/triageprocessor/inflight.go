@@ -130,7 +130,7 @@ func (p *triageProcessor) noteInFlight(feeds []inFlightFeed, h *heldTrace, reads
 func (p *triageProcessor) liveFeeds(feeds []inFlightFeed) []inFlightFeed {
 	out := feeds[:0]
 	for _, f := range feeds {
-		if f.h.queued || f.h.trigger != "" {
+		if f.h.queued || f.h.trigger != triggerNone {
 			continue
 		}
 		if f.h.inflight == nil {

@@ -61,7 +61,6 @@ const (
 	dropEvicted     = "evicted"   // pending logs pushed out by num_traces
 	dropExpired     = "expired"   // no span of its trace within decision_wait
 	dropUnsupported = "no_traces" // the component is in no traces pipeline
-	triggerLogsWait = "logs_wait"
 )
 
 // emitter is an instrumentation seen emitting GenAI log events.
@@ -231,10 +230,11 @@ func (p *triageProcessor) holdLogRecord(li *logIntake, at logRecordAt, name stri
 	h, isHeld := p.held.Peek(tid)
 	var tl *traceLogs
 	if isHeld {
-		if h.logs == nil {
-			h.logs = &traceLogs{}
+		rare := h.rareState()
+		if rare.logs == nil {
+			rare.logs = &traceLogs{}
 		}
-		tl = h.logs
+		tl = rare.logs
 	} else if tl, _ = ls.pending.Get(tid); tl == nil {
 		for ls.pending.Len() >= p.cfg.NumTraces {
 			_, old, _ := ls.pending.RemoveOldest()
@@ -271,7 +271,7 @@ func (p *triageProcessor) holdLogRecord(li *logIntake, at logRecordAt, name stri
 	ls.records++
 	ls.bytes += size
 	li.held++
-	if isHeld && !h.logsDue.IsZero() && h.trigger == "" && !p.awaitsLogs(h) {
+	if isHeld && !h.rareOrZero().logsDue.IsZero() && h.trigger == triggerNone && !p.awaitsLogs(h) {
 		// It waited for these: decide it now.
 		p.held.Remove(h.id)
 		li.dTraces, li.dSpans = li.dTraces-1, li.dSpans-h.spans
@@ -304,24 +304,25 @@ func (tl *traceLogs) add(batch uint64, rs, ss int, rl plog.ResourceLogs, sl plog
 func (p *triageProcessor) attachPendingLogs(h *heldTrace) {
 	if tl, ok := p.logs.pending.Peek(h.id); ok {
 		p.logs.pending.Remove(h.id)
-		h.logs = tl
+		h.rareState().logs = tl
 	}
 }
 
 // releaseLogs forgets the accounting of a trace's logs as it leaves the
 // buffer for its decision (the records go with it). Called with p.mu held.
 func (p *triageProcessor) releaseLogs(h *heldTrace) {
-	if h.logs != nil {
-		p.logs.drop(h.logs)
+	if tl := h.rareOrZero().logs; tl != nil {
+		p.logs.drop(tl)
 	}
 }
 
 // buildOptions are the trajectory options of a trace being decided.
 func (h *heldTrace) buildOptions() []trajectory.Option {
-	if h.logs == nil || h.logs.records == 0 {
+	tl := h.rareOrZero().logs
+	if tl == nil || tl.records == 0 {
 		return nil
 	}
-	return []trajectory.Option{trajectory.WithLogs(h.logs.ld)}
+	return []trajectory.Option{trajectory.WithLogs(tl.ld)}
 }
 
 // waitForLogs reports whether a trace whose root arrived at rootAt must
@@ -335,7 +336,7 @@ func (p *triageProcessor) waitForLogs(h *heldTrace, rootAt, now time.Time) bool 
 	if !now.Before(due) || !p.awaitsLogs(h) {
 		return false
 	}
-	h.logsDue = due
+	h.rareState().logsDue = due
 	p.logs.due = append(p.logs.due, h)
 	return true
 }
@@ -365,8 +366,8 @@ func (p *triageProcessor) awaitsLogs(h *heldTrace) bool {
 					continue
 				}
 				output, anyEvent := false, false
-				if h.logs != nil {
-					output, anyEvent = h.logs.withEvent[sp.SpanID()]
+				if tl := h.rareOrZero().logs; tl != nil {
+					output, anyEvent = tl.withEvent[sp.SpanID()]
 				}
 				if !output && !(anyEvent && sp.Status().Code() == ptrace.StatusCodeError) {
 					awaits = true
@@ -383,11 +384,11 @@ func (p *triageProcessor) awaitsLogs(h *heldTrace) bool {
 func (p *triageProcessor) decideLogsDue(now time.Time, toDecide []*heldTrace) ([]*heldTrace, int, int) {
 	dTraces, dSpans := 0, 0
 	ls := &p.logs
-	for len(ls.due) > 0 && !now.Before(ls.due[0].logsDue) {
+	for len(ls.due) > 0 && !now.Before(ls.due[0].rareOrZero().logsDue) {
 		h := ls.due[0]
 		ls.due[0] = nil
 		ls.due = ls.due[1:]
-		if h.trigger != "" {
+		if h.trigger != triggerNone {
 			continue // decided meanwhile: events complete, evicted, cut
 		}
 		p.held.Remove(h.id)
@@ -442,10 +443,11 @@ func appendLogRecord(dst plog.Logs, c *logCursor, loc srcLoc, rl plog.ResourceLo
 // recordJoinedLogs counts the log records of a trace being decided as
 // joined and no longer held.
 func (p *triageProcessor) recordJoinedLogs(ctx context.Context, h *heldTrace) {
-	if h.logs == nil || h.logs.records == 0 {
+	tl := h.rareOrZero().logs
+	if tl == nil || tl.records == 0 {
 		return
 	}
-	n := int64(h.logs.records)
+	n := int64(tl.records)
 	p.tb.ProcessorTriageLogRecordsHeld.Add(ctx, -n)
 	p.tb.ProcessorTriageLogRecordsJoined.Add(ctx, n)
 }
@@ -457,7 +459,7 @@ func (p *triageProcessor) recordJoinedLogs(ctx context.Context, h *heldTrace) {
 // looks at the next one. waiting counts the traces kept in this pass, so
 // the caller stops once it has seen them all. Called with p.mu held.
 func (p *triageProcessor) keepForLogs(h *heldTrace, now time.Time, waiting *int) bool {
-	if h.logsDue.IsZero() || !now.Before(h.logsDue) {
+	if h.rareOrZero().logsDue.IsZero() || !now.Before(h.rareOrZero().logsDue) {
 		return false
 	}
 	*waiting++

@@ -30,10 +30,10 @@ func incompleteReason(h *heldTrace, run *trajectory.Run, v *classifier.Verdict) 
 	}
 	reason := ""
 	switch {
-	case h.cutBy != "":
-		reason = h.cutBy
+	case h.rareOrZero().cutBy != "":
+		reason = h.rareOrZero().cutBy
 	case h.trigger == triggerEvicted, h.trigger == triggerShutdown:
-		reason = h.trigger
+		reason = h.trigger.String()
 	default:
 		// Decided after decision_wait of inactivity: the rest of the run
 		// is not coming (an instrumentation that loses the root).

@@ -19,15 +19,39 @@ import (
 	"github.com/triage-otel/triage/processor/triageprocessor/internal/metadata"
 )
 
-// Decision triggers, reported as the trigger attribute of
-// processor_triage_traces_decided.
-const (
-	triggerRoot         = "root"
-	triggerDecisionWait = "decision_wait"
-	triggerEvicted      = "evicted"
-	triggerLimit        = "limit"
-	triggerShutdown     = "shutdown"
+// trigger is why a trace left the buffer for its decision (triggerNone
+// while it is held), reported by its name (String) as the trigger
+// attribute of processor_triage_traces_decided. A held trace keeps it in
+// one byte.
+type trigger uint8
 
+// Decision triggers.
+const (
+	triggerNone trigger = iota
+	triggerRoot
+	triggerDecisionWait
+	triggerEvicted
+	triggerLimit
+	triggerShutdown
+	triggerRunEnded // early.go
+	triggerLogsWait // logs.go
+)
+
+var triggerNames = [...]string{
+	triggerNone:         "",
+	triggerRoot:         "root",
+	triggerDecisionWait: "decision_wait",
+	triggerEvicted:      "evicted",
+	triggerLimit:        "limit",
+	triggerShutdown:     "shutdown",
+	triggerRunEnded:     "run_ended",
+	triggerLogsWait:     "logs_wait",
+}
+
+// String is the trigger's name.
+func (t trigger) String() string { return triggerNames[t] }
+
+const (
 	limitMaxSpans = "max_spans_per_trace"
 	limitMaxBytes = "max_trace_bytes"
 
@@ -45,12 +69,27 @@ type heldTrace struct {
 	bytes     int
 	firstSeen time.Time
 	lastSeen  time.Time
-	queued    bool      // already scheduled for a root decision
-	rootDue   time.Time // with root_wait: when the root decision is due
+
+	// inflight is the trace's in-flight guard state (nil without guards
+	// or before its first span was fed).
+	inflight *inFlight
+	// rare is what few held traces need, made on first use (rareState):
+	// a buffer holds many traces, and a trace with these fields inline
+	// took a 288-byte object where this one fits in 128.
+	rare *heldRare
 
 	// Set once the trace leaves the buffer for a decision.
-	trigger string
-	cutBy   string // the per-trace limit that forced the decision, if any
+	trigger trigger
+	queued  bool // already scheduled for a root decision
+	// endedQueued: the trace is scheduled for the check of a run without
+	// a root (early.go).
+	endedQueued bool
+}
+
+// heldRare is the part of a held trace few traces use.
+type heldRare struct {
+	rootDue time.Time // with root_wait: when the root decision is due
+	cutBy   string    // the per-trace limit that forced the decision, if any
 	// late holds spans that arrived while the trace was being decided
 	// (including spans cut by a limit); they are annotated from the
 	// decision and forwarded with the trace. lateSpans and lateBytes count
@@ -65,14 +104,32 @@ type heldTrace struct {
 	logs    *traceLogs
 	logsDue time.Time
 
-	// inflight is the trace's in-flight guard state (nil without guards
-	// or before its first span was fed).
-	inflight *inFlight
-	// ended schedules the check of a trace without a root (early.go).
-	ended endedCheck
+	// checked is the lastSeen of the trace at the last check of its run
+	// without a root that found the run not over (early.go): the check is
+	// not repeated with the same spans.
+	checked time.Time
 	// built holds the runs of a trace the check found over, for its
 	// decision (set as it leaves the buffer).
 	built *builtTrace
+}
+
+// noRare is the rare part of a held trace that has none (read only).
+var noRare heldRare
+
+// rareState is the trace's rare part, made on first use.
+func (h *heldTrace) rareState() *heldRare {
+	if h.rare == nil {
+		h.rare = &heldRare{}
+	}
+	return h.rare
+}
+
+// rareOrZero is the trace's rare part for reading.
+func (h *heldTrace) rareOrZero() *heldRare {
+	if h.rare == nil {
+		return &noRare
+	}
+	return h.rare
 }
 
 type triageProcessor struct {
@@ -372,14 +429,14 @@ func (p *triageProcessor) decideExpired(ctx context.Context) {
 	var room [4]*heldTrace // (on the stack: a tick decides a few traces)
 	toDecide := room[:0]
 	dTraces, dSpans := 0, 0
-	for len(p.rootDue) > 0 && !now.Before(p.rootDue[0].rootDue) {
+	for len(p.rootDue) > 0 && !now.Before(p.rootDue[0].rareOrZero().rootDue) {
 		h := p.rootDue[0]
 		p.rootDue[0] = nil
 		p.rootDue = p.rootDue[1:]
-		if h.trigger != "" {
+		if h.trigger != triggerNone {
 			continue // evicted, cut or shut down meanwhile
 		}
-		if p.waitForLogs(h, h.rootDue.Add(-p.cfg.RootWait), now) {
+		if p.waitForLogs(h, h.rareOrZero().rootDue.Add(-p.cfg.RootWait), now) {
 			continue
 		}
 		p.held.Remove(h.id)
@@ -505,8 +562,8 @@ func (p *triageProcessor) takeLate(in *intake, g *traceGroup) bool {
 		}
 		h.addLate(g.td)
 		in.nLate += int64(g.spans)
-		if h.cutBy != "" {
-			in.cut = countCutN(in.cut, h.cutBy, g.spans)
+		if cutBy := h.rareOrZero().cutBy; cutBy != "" {
+			in.cut = countCutN(in.cut, cutBy, g.spans)
 		}
 		return true
 	}
@@ -564,7 +621,7 @@ func (p *triageProcessor) hold(in *intake, g *traceGroup, now time.Time) (h *hel
 	if limit != "" {
 		p.held.Remove(g.id)
 		in.dTraces, in.dSpans = in.dTraces-1, in.dSpans-h.spans
-		h.cutBy = limit
+		h.rareState().cutBy = limit
 		in.toDecide = append(in.toDecide, p.startDeciding(h, triggerLimit))
 		return h, false, false
 	}
@@ -596,11 +653,11 @@ func (p *triageProcessor) evictOverMaxBytes(in *intake, filling pcommon.TraceID)
 // events). Called with p.mu held.
 func (p *triageProcessor) releaseRooted(in *intake, rooted, toDecide []*heldTrace, now time.Time) []*heldTrace {
 	for _, h := range rooted {
-		if h.trigger != "" {
+		if h.trigger != triggerNone {
 			continue // already forced out by a limit or eviction
 		}
 		if p.cfg.RootWait > 0 && !p.closed {
-			h.rootDue = now.Add(p.cfg.RootWait)
+			h.rareState().rootDue = now.Add(p.cfg.RootWait)
 			p.rootDue = append(p.rootDue, h)
 			continue
 		}
@@ -676,22 +733,24 @@ type lateGroup struct {
 // without bound. Within max_spans_per_trace and max_trace_bytes of late
 // spans they wait for the decision and are counted in h.
 func passLate(h *heldTrace, g *traceGroup, cfg *Config) bool {
-	if h.lateSpans+g.spans > cfg.MaxSpansPerTrace || h.lateBytes+g.bytes > cfg.MaxTraceBytes {
+	if r := h.rareOrZero(); r.lateSpans+g.spans > cfg.MaxSpansPerTrace || r.lateBytes+g.bytes > cfg.MaxTraceBytes {
 		return true
 	}
-	h.lateSpans += g.spans
-	h.lateBytes += g.bytes
+	r := h.rareState()
+	r.lateSpans += g.spans
+	r.lateBytes += g.bytes
 	return false
 }
 
 // addLate keeps spans that arrived while the trace is being decided.
 // Called with p.mu held.
 func (h *heldTrace) addLate(td ptrace.Traces) {
-	if h.late == (ptrace.Traces{}) {
-		h.late = td
+	r := h.rareState()
+	if r.late == (ptrace.Traces{}) {
+		r.late = td
 		return
 	}
-	td.ResourceSpans().MoveAndAppendTo(h.late.ResourceSpans())
+	td.ResourceSpans().MoveAndAppendTo(r.late.ResourceSpans())
 }
 
 // addUntilLimit adds the spans of g to h one by one, as long as the trace
@@ -765,8 +824,8 @@ func countBy(m map[string]int64, key string) map[string]int64 {
 
 // startDeciding moves a trace that has left the held buffer to the set
 // being decided. Called with p.mu held.
-func (p *triageProcessor) startDeciding(h *heldTrace, trigger string) *heldTrace {
-	h.trigger = trigger
+func (p *triageProcessor) startDeciding(h *heldTrace, t trigger) *heldTrace {
+	h.trigger = t
 	p.heldSpans -= h.spans
 	p.heldBytes -= h.bytes
 	p.releaseLogs(h)
@@ -834,9 +893,9 @@ func (p *triageProcessor) publish(ctx context.Context, toDecide []*heldTrace, de
 	}
 	for i, h := range toDecide {
 		add(h.td)
-		if h.late != (ptrace.Traces{}) {
-			decisions[i].annotateLateAll(h.late)
-			add(h.late)
+		if late := h.rareOrZero().late; late != (ptrace.Traces{}) {
+			decisions[i].annotateLateAll(late)
+			add(late)
 		}
 	}
 	if extra != (ptrace.Traces{}) {
