@@ -35,10 +35,10 @@ func (r *Run) llmStep(k int32) {
 		s.mark(recStarted)
 		// A new turn: the calls before it are complete as they are (the
 		// results just taken answered them).
-		for _, j := range r.notInLoop.all() {
+		for j := r.turnCalls; j < int32(r.calls.len()); j++ {
 			r.addToLoop(j)
 		}
-		r.notInLoop.set(r.notInLoop.all()[:0])
+		r.turnCalls = int32(r.calls.len())
 		r.pending.set(r.pending.all()[:0])
 		s.takeEarly(r.early.all())
 		r.early = ints{}
@@ -75,7 +75,7 @@ requests:
 		rc := &requested[i]
 		if rc.ID != "" {
 			if j, ok := r.byID.Get(rc.ID); ok {
-				c := &r.calls[j]
+				c := r.calls.ref(j)
 				if c.reqStep < 0 {
 					c.req, c.reqStep = rc, k
 					r.classify(j)
@@ -84,7 +84,7 @@ requests:
 			}
 		}
 		for ei, j := range early {
-			c := &r.calls[j]
+			c := r.calls.ref(j)
 			if c.reqStep < 0 && c.name == rc.Name && (!c.hasID || rc.ID == "") && r.steps.at(r.root(c.tool)).eff.start >= s.eff.start {
 				c.req, c.reqStep = rc, k
 				early = append(early[:ei], early[ei+1:]...)
@@ -107,13 +107,13 @@ func (r *Run) toolStep(k int32) {
 		tc := s.eff.toolCall()
 		j := int32(-1)
 		if id := tc.ToolCallID; id != "" {
-			if c, ok := r.byID.Get(id); ok && r.calls[c].tool < 0 {
+			if c, ok := r.byID.Get(id); ok && r.calls.ref(c).tool < 0 {
 				j = c
 			}
 		}
 		if j < 0 {
 			for pi, c := range r.pending.all() {
-				cc := &r.calls[c]
+				cc := r.calls.ref(c)
 				if cc.tool < 0 && cc.name == tc.ToolName && (!cc.hasID || tc.ToolCallID == "") {
 					j = c
 					pending := r.pending.all()
@@ -127,14 +127,14 @@ func (r *Run) toolStep(k int32) {
 			r.early.add(j)
 		}
 		s.call = j
-		c := &r.calls[j]
+		c := r.calls.ref(j)
 		c.tool = k
 		if c.name == "" {
 			c.name = tc.ToolName
 		}
 	}
 	r.classify(s.call)
-	if r.args(&r.calls[s.call]) != "" {
+	if r.args(r.calls.ref(s.call)) != "" {
 		r.addToLoop(s.call)
 	}
 }
@@ -167,26 +167,26 @@ func (r *Run) takeResult(k int32, res *trajectory.ToolResult) (j int32, created 
 		}
 	}
 	if j < 0 {
-		for c := r.nextNoResult; c < int32(len(r.calls)); c++ {
-			cc := &r.calls[c]
+		for c := r.nextNoResult; c < int32(r.calls.len()); c++ {
+			cc := r.calls.ref(c)
 			if cc.result == nil && (res.Name == "" || cc.name == res.Name) {
 				j = c
 				break
 			}
 		}
 	}
-	if j >= 0 && r.calls[j].result != nil {
+	if j >= 0 && r.calls.ref(j).result != nil {
 		return -1, false
 	}
 	if j < 0 {
 		j = r.newCall(callRec{name: res.Name, reqStep: -1, tool: -1, result: res, resultStep: k}, res.CallID)
 		created = true
 	} else {
-		c := &r.calls[j]
+		c := r.calls.ref(j)
 		c.result, c.resultStep = res, k
 		r.classify(j)
 	}
-	for r.nextNoResult < int32(len(r.calls)) && r.calls[r.nextNoResult].result != nil {
+	for r.nextNoResult < int32(r.calls.len()) && r.calls.ref(r.nextNoResult).result != nil {
 		r.nextNoResult++
 	}
 	return j, created
@@ -194,20 +194,19 @@ func (r *Run) takeResult(k int32, res *trajectory.ToolResult) (j int32, created 
 
 // newCall adds call c, made with ID id (empty: none).
 func (r *Run) newCall(c callRec, id string) int32 {
-	j := int32(len(r.calls))
+	j := int32(r.calls.len())
 	c.hasID = id != ""
 	c.prevOfTool = -1
 	if last, ok := r.lastOfTool.Get(c.name); ok {
 		c.prevOfTool = last
 	}
-	r.calls = append(r.calls, c)
+	r.calls.add(c)
 	if id != "" {
 		if _, dup := r.byID.Get(id); !dup {
 			r.byID.Put(id, j)
 		}
 	}
 	r.lastOfTool.Put(c.name, j)
-	r.notInLoop.add(j)
 	r.classify(j)
 	return j
 }
@@ -215,7 +214,7 @@ func (r *Run) newCall(c callRec, id string) int32 {
 // classify reads call j again with what is known of it now (the
 // classifier's own reading of a call) and tells the guards what changed.
 func (r *Run) classify(j int32) {
-	c := &r.calls[j]
+	c := r.calls.ref(j)
 	r.shareTexts(c)
 	call := classifier.Call{Request: c.req, Result: c.result}
 	if c.reqStep >= 0 {

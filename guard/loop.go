@@ -15,7 +15,7 @@ import (
 // step starts (the results fed back to it are taken first).
 
 func (r *Run) addToLoop(j int32) {
-	c := &r.calls[j]
+	c := r.calls.ref(j)
 	if c.inLoop {
 		return
 	}

@@ -15,7 +15,7 @@ import (
 // onCallStatus is told when a call's outcome became known or changed.
 func (r *Run) onCallStatus(j int32) {
 	g := r.g.cfg.RepeatedFailure
-	c := &r.calls[j]
+	c := r.calls.ref(j)
 	if !g.Enabled || c.status != callFailed || c.name == "" || r.Tripped(RepeatedFailure) {
 		return
 	}
@@ -24,8 +24,8 @@ func (r *Run) onCallStatus(j int32) {
 		return
 	}
 	var streak []int32
-	for i := newest; i >= 0 && len(streak) < g.Threshold; i = r.calls[i].prevOfTool {
-		switch r.calls[i].status {
+	for i := newest; i >= 0 && len(streak) < g.Threshold; i = r.calls.ref(i).prevOfTool {
+		switch r.calls.ref(i).status {
 		case callOK:
 			return
 		case callFailed:
@@ -35,10 +35,10 @@ func (r *Run) onCallStatus(j int32) {
 	if len(streak) < g.Threshold {
 		return
 	}
-	last := &r.calls[streak[0]]
+	last := r.calls.ref(streak[0])
 	ev := make([]recovery.Evidence, 0, len(streak))
 	for i := len(streak) - 1; i >= 0; i-- {
-		inc := r.calls[streak[i]].inc
+		inc := r.calls.ref(streak[i]).inc
 		ev = append(ev, recovery.Evidence{SpanID: inc.SpanID, Signal: classifier.Label(inc.Signal, inc.Rule),
 			Rule: inc.Rule, Reason: inc.Reason})
 	}

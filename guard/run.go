@@ -116,7 +116,7 @@ type Run struct {
 	waiting smallmap.Map[pcommon.SpanID, ints] // steps whose parent chain stops at this unseen span
 	steps   list[*stepRec]                     // pointers: a held run's steps are not copied as the list grows
 
-	calls   []callRec
+	calls   list[callRec]
 	byID    smallmap.Map[string, int32]
 	pending ints // calls requested by the last model step, not executed yet
 	early   ints // calls of tool steps since the last model step, not requested yet
@@ -130,7 +130,6 @@ type Run struct {
 	lastAdd   int32     // call added last, -1 none
 	// nextNoResult is the first call without a result.
 	nextNoResult int32
-	notInLoop    ints // calls not added to the loop detector yet
 
 	usage         recovery.Usage
 	lastUsageSpan pcommon.SpanID
@@ -145,6 +144,11 @@ type Run struct {
 
 	rare  *runRare
 	batch *batchState // while a batch is added (AddRead, CheckSession)
+	// turnCalls is the first call made since the last model step started
+	// a turn: the calls from it on are not all in the loop detector yet
+	// (a new turn adds them, addToLoop skipping those it has). (Here, with
+	// the two bytes after it in one word.)
+	turnCalls int32
 	// tripped has the bit of each guard that tripped (tripBit).
 	tripped  uint8
 	sessFrom sessionFrom
@@ -257,6 +261,9 @@ func (l *list[T]) reserve(n int) {
 	}
 }
 func (l *list[T]) at(i int32) T { return unsafe.Slice(l.p, l.n)[i] }
+
+// ref is the address of element i.
+func (l *list[T]) ref(i int32) *T { return &unsafe.Slice(l.p, l.n)[i] }
 
 // add appends v.
 func (l *list[T]) add(v T) {
@@ -700,15 +707,16 @@ func (r *Run) mergeInto(k, w int32) {
 	sw.eff.rec &^= recUsage | recUsageKept
 	if sk.call < 0 && sw.call >= 0 {
 		sk.call = sw.call
-		r.calls[sw.call].tool = k
+		r.calls.ref(sw.call).tool = k
 	}
 	sk.mark(sw.eff.rec & (recStarted | recReqDone | recResDone))
 	r.recompute(k)
 	r.batch.dirty = append(r.batch.dirty, k)
 	// Requested calls and results the nested span brought stay with
 	// their calls; re-point them.
-	for i := range r.calls {
-		c := &r.calls[i]
+	calls := r.calls.all()
+	for i := range calls {
+		c := &calls[i]
 		if c.reqStep == w {
 			c.reqStep = k
 		}

@@ -6,16 +6,22 @@
 // and call indexes (classifier) hold a handful each.
 package smallmap
 
-import "unsafe"
+import (
+	"math"
+	"unsafe"
+)
 
 // Map is the map. The zero value is empty, ready to use, and allocates
-// nothing until an entry is put. It is 24 bytes: its slice is kept as the
-// first entry's address and two 32-bit counts (a held run keeps several
-// Maps, and few of them ever hold more than a handful of entries).
+// nothing until an entry is put. It is 16 bytes: one word is the address
+// of its slice's first entry, or, once the entries moved to a Go map, the
+// map itself (moved); the other is the slice's length and capacity as two
+// 32-bit counts (a held run keeps several Maps, and few of them ever hold
+// more than a handful of entries).
 type Map[K comparable, V any] struct {
-	p    *entry[K, V]
+	// p is the *entry[K, V] at the start of the slice, or the map[K]V
+	// (a map is one pointer) when n is moved.
+	p    unsafe.Pointer
 	n, c uint32 // length and capacity of the slice at p
-	m    map[K]V
 }
 
 type entry[K comparable, V any] struct {
@@ -23,21 +29,28 @@ type entry[K comparable, V any] struct {
 	v V
 }
 
+// moved is a Map's n once its entries are in a Go map.
+const moved = math.MaxUint32
+
 // MaxSlice is how many entries a Map keeps in its slice (PutUpTo names
 // another bound).
 const MaxSlice = 16
 
-// kv is the slice of entries (nil when none was ever put).
+// goMap is the Go map the entries moved to (valid only when m.n is moved).
+func (m *Map[K, V]) goMap() *map[K]V { return (*map[K]V)(unsafe.Pointer(&m.p)) }
+
+// kv is the slice of entries (nil when none was ever put). Not valid once
+// the entries moved.
 func (m *Map[K, V]) kv() []entry[K, V] {
 	if m.p == nil {
 		return nil
 	}
-	return unsafe.Slice(m.p, m.c)[:m.n]
+	return unsafe.Slice((*entry[K, V])(m.p), m.c)[:m.n]
 }
 
 // setKV keeps kv as the slice of entries.
 func (m *Map[K, V]) setKV(kv []entry[K, V]) {
-	m.p, m.n, m.c = unsafe.SliceData(kv), uint32(len(kv)), uint32(cap(kv))
+	m.p, m.n, m.c = unsafe.Pointer(unsafe.SliceData(kv)), uint32(len(kv)), uint32(cap(kv))
 }
 
 // Reserve makes room in an empty map's slice for n entries (at most max),
@@ -45,7 +58,7 @@ func (m *Map[K, V]) setKV(kv []entry[K, V]) {
 // once, at its size. It does nothing once the map holds an entry.
 func (m *Map[K, V]) Reserve(n, max int) {
 	n = min(n, max)
-	if m.m != nil || m.n > 0 || int(m.c) >= n || n <= 1 {
+	if m.n == moved || m.n > 0 || int(m.c) >= n || n <= 1 {
 		return
 	}
 	m.setKV(make([]entry[K, V], 0, n))
@@ -53,12 +66,12 @@ func (m *Map[K, V]) Reserve(n, max int) {
 
 // Get returns the value of k and whether k is in the map.
 func (m *Map[K, V]) Get(k K) (V, bool) {
-	if m.m != nil {
-		v, ok := m.m[k]
+	if m.n == moved {
+		v, ok := (*m.goMap())[k]
 		return v, ok
 	}
 	if m.n > 0 {
-		kv := unsafe.Slice(m.p, m.n)
+		kv := unsafe.Slice((*entry[K, V])(m.p), m.n)
 		for i := range kv {
 			if kv[i].k == k {
 				return kv[i].v, true
@@ -78,8 +91,8 @@ func (m *Map[K, V]) Put(k K, v V) { m.PutUpTo(k, v, MaxSlice) }
 // a Go map once, when they are more than the max of the Put that adds
 // one; use one max for a Map.
 func (m *Map[K, V]) PutUpTo(k K, v V, max int) {
-	if m.m != nil {
-		m.m[k] = v
+	if m.n == moved {
+		(*m.goMap())[k] = v
 		return
 	}
 	kv := m.kv()
@@ -93,18 +106,19 @@ func (m *Map[K, V]) PutUpTo(k K, v V, max int) {
 		m.setKV(append(kv, entry[K, V]{k, v}))
 		return
 	}
-	m.m = make(map[K]V, 2*len(kv))
+	gm := make(map[K]V, 2*len(kv))
 	for _, e := range kv {
-		m.m[e.k] = e.v
+		gm[e.k] = e.v
 	}
-	m.m[k] = v
-	m.p, m.n, m.c = nil, 0, 0
+	gm[k] = v
+	m.p, m.n, m.c = nil, moved, 0
+	*m.goMap() = gm
 }
 
 // Del removes k.
 func (m *Map[K, V]) Del(k K) {
-	if m.m != nil {
-		delete(m.m, k)
+	if m.n == moved {
+		delete(*m.goMap(), k)
 		return
 	}
 	kv := m.kv()
@@ -118,16 +132,16 @@ func (m *Map[K, V]) Del(k K) {
 
 // Len is the number of entries.
 func (m *Map[K, V]) Len() int {
-	if m.m != nil {
-		return len(m.m)
+	if m.n == moved {
+		return len(*m.goMap())
 	}
 	return int(m.n)
 }
 
 // Each calls f on every entry, in no particular order.
 func (m *Map[K, V]) Each(f func(K, V)) {
-	if m.m != nil {
-		for k, v := range m.m {
+	if m.n == moved {
+		for k, v := range *m.goMap() {
 			f(k, v)
 		}
 		return
@@ -140,8 +154,11 @@ func (m *Map[K, V]) Each(f func(K, V)) {
 // Reset empties the map and keeps its slice's room (not a Go map it moved
 // to), its entries cleared, for a map that is filled again and again.
 func (m *Map[K, V]) Reset() {
+	if m.n == moved {
+		m.p, m.n, m.c = nil, 0, 0
+		return
+	}
 	kv := m.kv()
 	clear(kv)
 	m.setKV(kv[:0])
-	m.m = nil
 }

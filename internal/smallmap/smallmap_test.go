@@ -3,6 +3,7 @@ package smallmap
 import (
 	"strconv"
 	"testing"
+	"unsafe"
 )
 
 // A Map answers as a Go map, below and past the length it keeps in its
@@ -82,7 +83,7 @@ func TestMapPutUpTo(t *testing.T) {
 				m.Del(k)
 				delete(ref, k)
 			}
-			if inSlice := m.m == nil; (inSlice && m.Len() > max) || (!inSlice && i < max) {
+			if inSlice := m.n != moved; (inSlice && m.Len() > max) || (!inSlice && i < max) {
 				t.Fatalf("max %d, %d entries after %d puts: in slice %v", max, m.Len(), i+1, inSlice)
 			}
 			if m.Len() != len(ref) {
@@ -94,5 +95,13 @@ func TestMapPutUpTo(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A Map is two words: a held run keeps five (guard), most of them empty or
+// short.
+func TestMapIsTwoWords(t *testing.T) {
+	if n := unsafe.Sizeof(Map[string, int]{}); n != 2*unsafe.Sizeof(uintptr(0)) {
+		t.Fatalf("a Map is %d bytes", n)
 	}
 }
