@@ -98,8 +98,10 @@ func maskVolatile(s string) string {
 	var b strings.Builder
 	last := 0
 	for i := 0; i < len(s); {
-		// Every volatile value starts with a hex digit.
-		if !isHexByte(s[i]) {
+		// Every volatile value starts with a hex digit, and all but a
+		// timestamp (which starts with a digit) at a word boundary: a
+		// letter after a word character starts none.
+		if c := s[i]; !isHexByte(c) || !isDigit(c) && i > 0 && isWordByte(s[i-1]) {
 			i++
 			continue
 		}

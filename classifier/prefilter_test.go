@@ -1,6 +1,7 @@
 package classifier
 
 import (
+	"math/rand"
 	"slices"
 	"strconv"
 	"strings"
@@ -221,5 +222,35 @@ func TestPrefilterNonASCII(t *testing.T) {
 	}
 	if _, ok := prefilterText("invalid api \u212aey"); ok {
 		t.Error("the Kelvin sign folds to k: no prefilter is exact")
+	}
+}
+
+// leadingExceptionMatch reads what leadingException matches: the name
+// it captures and where the match ends, on texts made of the pieces an
+// exception opening is made of.
+func TestLeadingExceptionMatchIsTheExpression(t *testing.T) {
+	pieces := []string{" ", "\t", "\n", ":", ".", "_", "a", "Z", "9", "Error", "Exception", "Fault", "Timeout", "Err", "x:", "é", "-", "(", "\u212a"}
+	r := rand.New(rand.NewSource(5))
+	texts := []string{"Error: x", "Timeout: x", "9TypeError: x", ".TypeError: x", "TypeError x", "TypeErrorx: y", "_Error:", "a.Error :  b", "  KeyError\n: \n"}
+	for range 100000 {
+		var b strings.Builder
+		for range r.Intn(8) {
+			b.WriteString(pieces[r.Intn(len(pieces))])
+		}
+		texts = append(texts, b.String())
+	}
+	matched := 0
+	for _, s := range texts {
+		name, end, ok := leadingExceptionMatch(s)
+		m := leadingException.FindStringSubmatchIndex(s)
+		if ok != (m != nil) || ok && (name != s[m[2]:m[3]] || end != m[1]) {
+			t.Fatalf("leadingExceptionMatch(%q) = %q, %d, %v; the expression gives %v", s, name, end, ok, m)
+		}
+		if ok {
+			matched++
+		}
+	}
+	if matched == 0 {
+		t.Fatal("no text matched: the texts do not test a match")
 	}
 }

@@ -29,6 +29,8 @@ import (
 // about rate limits, {"status": "failed"} of a domain object) is data.
 
 var (
+	// "TypeError: …": read by hand (leadingExceptionMatch, which the
+	// tests compare with it).
 	leadingException = regexp.MustCompile(`^\s*([A-Za-z_][\w.]*(?:Error|Exception|Fault|Timeout))\s*:\s*`)
 	// "Error(UpstreamHTTPError): …" (LlamaIndex's tool error template).
 	wrappedException = regexp.MustCompile(`(?i)^\s*(?:error|exception)\s*\(\s*([A-Za-z_][\w.]*)\s*\)\s*:\s*`)
@@ -139,7 +141,7 @@ func opensLikeError(c string) bool {
 	if i == len(c) || !(c[i] == '_' || 'a' <= c[i] && c[i] <= 'z' || 'A' <= c[i] && c[i] <= 'Z') {
 		return false
 	}
-	return mayOpenErrorPrefix(c[i]) && errorPrefix.MatchString(c) || mayLeadException(c[i:]) && leadingException.MatchString(c) ||
+	return mayOpenErrorPrefix(c[i]) && errorPrefix.MatchString(c) || leadingExceptionOpens(c) ||
 		mayWrapException(c[i]) && wrappedException.MatchString(c)
 }
 
@@ -158,24 +160,45 @@ func mayOpenErrorPrefix(b byte) bool {
 // mayWrapException is the same for wrappedException: error or exception.
 func mayWrapException(b byte) bool { return b|0x20 == 'e' }
 
-// mayLeadException is a necessary condition for leadingException on s
-// with its leading white space cut: a name of [\w.] ending in Error,
-// Exception, Fault or Timeout, then white space and ':'. The name of a
-// match is the whole run of [\w.] at the start: a shorter one would be
-// followed by a name byte, not by white space or ':'.
-func mayLeadException(s string) bool {
-	j := 0
+// leadingExceptionMatch is leadingException's match of s, read by hand:
+// the exception name (its group) and the end of the match. After the
+// leading white space the name is the whole run of [\w.] there (a
+// shorter one would be followed by a name byte, not by white space or
+// ':'), opening with a letter or '_' and ending in a suffix that does not
+// make all of it (the expression's first character is not the suffix's);
+// then white space, ':', white space.
+func leadingExceptionMatch(s string) (name string, end int, ok bool) {
+	i := skipSpace(s)
+	j := i
 	for j < len(s) && (isWordByte(s[j]) || s[j] == '.') {
 		j++
 	}
-	name := s[:j]
-	if !strings.HasSuffix(name, "Error") && !strings.HasSuffix(name, "Exception") && !strings.HasSuffix(name, "Fault") && !strings.HasSuffix(name, "Timeout") {
-		return false
+	if j == i || isDigit(s[i]) || s[i] == '.' {
+		return "", 0, false
 	}
-	for j < len(s) && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\f' || s[j] == '\r') {
-		j++
+	name = s[i:j]
+	suffixed := false
+	for _, suf := range [...]string{"Error", "Exception", "Fault", "Timeout"} {
+		if len(name) > len(suf) && strings.HasSuffix(name, suf) {
+			suffixed = true
+			break
+		}
 	}
-	return j < len(s) && s[j] == ':'
+	if !suffixed {
+		return "", 0, false
+	}
+	j += skipSpace(s[j:])
+	if j == len(s) || s[j] != ':' {
+		return "", 0, false
+	}
+	j++
+	return name, j + skipSpace(s[j:]), true
+}
+
+// leadingExceptionOpens reports whether leadingException matches c.
+func leadingExceptionOpens(c string) bool {
+	_, _, ok := leadingExceptionMatch(c)
+	return ok
 }
 
 // skipSpace is the length of s's leading white space (regexp's \s).
@@ -359,10 +382,8 @@ func firstNonEmpty(s ...string) string {
 // type, an error-shaped JSON result as its name, code and message.
 func textEvidence(text string) trajectory.ErrorInfo {
 	i := skipSpace(text)
-	if mayLeadException(text[i:]) {
-		if m := leadingException.FindStringSubmatch(text); m != nil {
-			return trajectory.ErrorInfo{Type: m[1], Message: text[len(m[0]):]}
-		}
+	if name, end, ok := leadingExceptionMatch(text); ok {
+		return trajectory.ErrorInfo{Type: name, Message: text[end:]}
 	}
 	if i < len(text) && mayWrapException(text[i]) {
 		if m := wrappedException.FindStringSubmatch(text); m != nil {
