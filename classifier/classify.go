@@ -107,6 +107,9 @@ type classification struct {
 	taken smallmap.Map[takenResult, bool]
 	// okCalls is successes' last request position per tool name.
 	okCalls smallmap.Map[string, int]
+	// perName is loopCallsOf's count of calls per tool name (kept with the
+	// classification when it is pooled).
+	perName smallmap.Map[string, int]
 	// one is ClassifyCall's run (call.go), kept with the classification
 	// when it is pooled.
 	one *oneCall
@@ -149,13 +152,14 @@ func (cl *classification) release() {
 	clear(cl.inc)
 	clear(cl.loopCalls)
 	clear(cl.ring[:cap(cl.ring)])
-	byID, taken, memo, okCalls, one := cl.byID, cl.taken, cl.memo, cl.okCalls, cl.one
+	byID, taken, memo, okCalls, perName, one := cl.byID, cl.taken, cl.memo, cl.okCalls, cl.perName, cl.one
 	byID.Reset()
 	taken.Reset()
 	memo.text.Reset()
 	memo.exc.Reset()
 	okCalls.Reset()
-	*cl = classification{byID: byID, taken: taken, memo: memo, okCalls: okCalls, one: one}
+	perName.Reset()
+	*cl = classification{byID: byID, taken: taken, memo: memo, okCalls: okCalls, perName: perName, one: one}
 	if keep(cap(calls)) {
 		cl.calls = calls
 	}
@@ -555,7 +559,7 @@ func (cl *classification) loop() (loopResult, bool) {
 		cl.loopUndecided = cl.toolTurnsUnrecorded()
 		return loopResult{}, false
 	}
-	cl.loopCalls = loopCallsOf(cl.loopCalls[:0], cl.calls, cl.c.opts.LoopThreshold, false)
+	cl.loopCalls = loopCallsOf(cl.loopCalls[:0], &cl.perName, cl.calls, cl.c.opts.LoopThreshold, false)
 	var res loopResult
 	var ok bool
 	res, ok, cl.loopUndecided, cl.ring = runLoopRule(cl.ring, cl.loopCalls, cl.c.opts.LoopThreshold, cl.c.opts.LoopWindow, cl.c.opts.LoopSimilarity)
@@ -571,9 +575,13 @@ func (cl *classification) loop() (loopResult, bool) {
 // another (a retry repeats the call before it: the same tool). Its calls
 // keep everything else (position, failed, unrecorded, byResult) and an
 // empty identity. all identifies every call (the reference FuzzLoopRule
-// holds the shortcut to). The calls are appended to lc.
-func loopCallsOf(lc []loopCall, calls []call, threshold int, all bool) []loopCall {
-	var perName smallmap.Map[string, int]
+// holds the shortcut to). The calls are appended to lc; perName is room
+// for the counts (emptied first; nil: a map of its own).
+func loopCallsOf(lc []loopCall, perName *smallmap.Map[string, int], calls []call, threshold int, all bool) []loopCall {
+	if perName == nil {
+		perName = new(smallmap.Map[string, int])
+	}
+	perName.Reset()
 	if !all {
 		for k := range calls {
 			n, _ := perName.Get(calls[k].name)

@@ -236,8 +236,8 @@ func FuzzLoopRule(f *testing.F) {
 		for threshold := 2; threshold <= 4; threshold++ {
 			for _, window := range []int{threshold, 6, 40} {
 				for _, sim := range []float64{0, 0.7} {
-					fast := loopCallsOf(nil, cs, threshold, false)
-					ref := loopCallsOf(nil, cs, threshold, true)
+					fast := loopCallsOf(nil, nil, cs, threshold, false)
+					ref := loopCallsOf(nil, nil, cs, threshold, true)
 					rf, okf, uf, _ := runLoopRule(nil, fast, threshold, window, sim)
 					rr, okr, ur, _ := runLoopRule(nil, ref, threshold, window, sim)
 					if rf != rr || okf != okr || uf != ur {
@@ -261,8 +261,8 @@ func TestLoopRuleShortcutFinds(t *testing.T) {
 			data[i] = byte(rnd.IntN(256))
 		}
 		cs := loopRuleCalls(data)
-		_, ok, u, _ := runLoopRule(nil, loopCallsOf(nil, cs, 3, false), 3, 6, 0)
-		_, okr, ur, _ := runLoopRule(nil, loopCallsOf(nil, cs, 3, true), 3, 6, 0)
+		_, ok, u, _ := runLoopRule(nil, loopCallsOf(nil, nil, cs, 3, false), 3, 6, 0)
+		_, okr, ur, _ := runLoopRule(nil, loopCallsOf(nil, nil, cs, 3, true), 3, 6, 0)
 		if ok != okr || u != ur {
 			t.Fatalf("calls %+v: shortcut %v %v, reference %v %v", cs, ok, u, okr, ur)
 		}
