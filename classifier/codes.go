@@ -382,6 +382,10 @@ type memo struct {
 	// kept; resultsTake: taken; resultsRead: not used).
 	shared *sharedTexts
 	mode   resultTextMode
+	// lower is room for the lower-cased text the rules read (ruleText's
+	// scratch), reused text after text: a lowered text lives only while
+	// its rules run, and the memo is one classification's.
+	lower []byte
 }
 
 type memoText struct {
@@ -415,13 +419,13 @@ func (m *memo) classifyText(s string) (finding, bool) {
 // memo's mode says.
 func (m *memo) classifySharedText(s string) (finding, bool) {
 	if m.shared == nil || m.mode == resultsRead || s == "" {
-		return classifyText(s)
+		return classifyTextIn(s, true, &m.lower)
 	}
 	h := m.shared.hash(s)
 	if f, ok, hit := m.shared.get(s, h, m.mode == resultsTake); hit {
 		return f, ok
 	}
-	f, ok := classifyText(s)
+	f, ok := classifyTextIn(s, true, &m.lower)
 	if m.mode == resultsKeep {
 		m.shared.put(s, h, f, ok)
 	}

@@ -72,7 +72,7 @@ func (cl *classification) resultHeadFailure(content string) bool {
 	// the call: a head that no rule able to give one can match is data,
 	// known without running the rules (most results are). The rules read
 	// the head as mayClassifyAs prepared it.
-	var rt ruleText
+	rt := ruleText{scratch: &cl.memo.lower}
 	if !rt.prepare(head) || !weak && !rt.mayClassifyAs(WrongToolCalled, SchemaMismatch) {
 		return false
 	}

@@ -545,7 +545,13 @@ func classifyText(text string) (finding, bool) {
 }
 
 func classifyTextWith(text string, prefilter bool) (finding, bool) {
-	var rt ruleText
+	return classifyTextIn(text, prefilter, nil)
+}
+
+// classifyTextIn is classifyTextWith lowering the text into scratch (see
+// ruleText.scratch; nil: a copy of its own).
+func classifyTextIn(text string, prefilter bool, scratch *[]byte) (finding, bool) {
+	rt := ruleText{scratch: scratch}
 	if !rt.prepare(text) {
 		return finding{}, false
 	}
@@ -564,6 +570,11 @@ type ruleText struct {
 	// for (lowered).
 	lower   string
 	lowered bool
+	// scratch, when set, is room lower is made in (grown as needed): the
+	// caller's, reused for its next text, so lower must not be kept past
+	// the rules' reading (nothing keeps it: findings and submatches are
+	// made of text).
+	scratch *[]byte
 	// hits are the keyScanner groups of text (when exact).
 	hits keyHits
 }
@@ -587,7 +598,7 @@ func (rt *ruleText) prepare(text string) bool {
 
 func (rt *ruleText) lowerText() string {
 	if !rt.lowered {
-		rt.lower, rt.lowered = asciiLower(rt.text), true
+		rt.lower, rt.lowered = asciiLowerIn(rt.text, rt.scratch), true
 	}
 	return rt.lower
 }
@@ -720,7 +731,11 @@ func prefilterText(text string) (alts, ok bool) {
 
 // asciiLower lowers the ASCII letters of s and leaves every other byte
 // (s itself when it has no upper-case ASCII letter).
-func asciiLower(s string) string {
+func asciiLower(s string) string { return asciiLowerIn(s, nil) }
+
+// asciiLowerIn is asciiLower, writing a lowered copy into *scratch (grown
+// as needed) when scratch is set.
+func asciiLowerIn(s string, scratch *[]byte) string {
 	i := lowerWords(s)
 	for i < len(s) && !('A' <= s[i] && s[i] <= 'Z') {
 		i++
@@ -728,7 +743,13 @@ func asciiLower(s string) string {
 	if i == len(s) {
 		return s
 	}
-	b := make([]byte, len(s))
+	var b []byte
+	if scratch != nil {
+		b = slices.Grow((*scratch)[:0], len(s))[:len(s)]
+		*scratch = b
+	} else {
+		b = make([]byte, len(s))
+	}
 	copy(b, s[:i])
 	for ; i < len(s); i++ {
 		c := s[i]

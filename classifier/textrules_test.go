@@ -503,3 +503,33 @@ func FuzzASCIIWords(f *testing.F) {
 		}
 	})
 }
+
+// A text lowered into reused room reads as one lowered into a copy of its
+// own, whatever the texts before it left there (longer, shorter, upper-
+// or lower-case).
+func TestClassifyTextInReusedScratch(t *testing.T) {
+	var texts []string
+	for _, tc := range heldOutPhrasings {
+		texts = append(texts, tc.text, strings.ToUpper(tc.text))
+	}
+	if len(texts) < 10 {
+		t.Fatalf("only %d texts", len(texts))
+	}
+	var scratch []byte
+	for _, order := range []int{1, -1} {
+		for k := range texts {
+			s := texts[k]
+			if order < 0 {
+				s = texts[len(texts)-1-k]
+			}
+			f, ok := classifyTextIn(s, true, &scratch)
+			wf, wok := classifyTextWith(s, true)
+			if f != wf || ok != wok {
+				t.Fatalf("classifyTextIn(%q) with reused room = %+v, %v; with its own copy %+v, %v", s, f, ok, wf, wok)
+			}
+		}
+	}
+	if cap(scratch) == 0 {
+		t.Fatal("no text was lowered into the room: the test reads nothing")
+	}
+}
