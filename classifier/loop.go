@@ -29,7 +29,22 @@ func canonicalArgs(raw string) string {
 	if canon, ok := canonicalFast(raw); ok {
 		return canon
 	}
+	if !mayOpenJSONValue(raw[0]) {
+		// Decoding fails at the first byte: not JSON (a result's identity,
+		// "result:…", is never decoded).
+		return raw
+	}
 	return canonicalDecoded(raw)
+}
+
+// mayOpenJSONValue reports whether a JSON value may start with c (no
+// white space: the text is trimmed).
+func mayOpenJSONValue(c byte) bool {
+	switch c {
+	case '{', '[', '"', '-', 't', 'f', 'n':
+		return true
+	}
+	return isDigit(c)
 }
 
 // canonicalDecoded is canonicalArgs by decoding into Go values and encoding

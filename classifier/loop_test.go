@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/triage-otel/triage/trajectory"
@@ -271,5 +272,40 @@ func TestLoopRuleShortcutFinds(t *testing.T) {
 	}
 	if !found || !undecided {
 		t.Fatalf("random calls found a loop %v, an undecided run %v", found, undecided)
+	}
+}
+
+// canonicalArgs passes over decoding only the texts decoding rejects at
+// their first byte: it answers as decoding every text would.
+func TestCanonicalArgsSkipsOnlyWhatDecodingRejects(t *testing.T) {
+	full := func(raw string) string {
+		raw = strings.TrimSpace(raw)
+		if raw == "" {
+			return "{}"
+		}
+		if canon, ok := canonicalFast(raw); ok {
+			return canon
+		}
+		return canonicalDecoded(raw)
+	}
+	skipped := 0
+	for c := range 256 {
+		for _, rest := range []string{"", `"a":1}`, `1, 2]`, `{"b":2,"a":1}`, "rue", "alse", "ull", "2.5", `x"`, ":{}"} {
+			raw := string([]byte{byte(c)}) + rest
+			if got, want := canonicalArgs(raw), full(raw); got != want {
+				t.Fatalf("canonicalArgs(%q) = %q, decoding gives %q", raw, got, want)
+			}
+			if s := strings.TrimSpace(raw); s != "" && !mayOpenJSONValue(s[0]) {
+				skipped++
+			}
+		}
+	}
+	for _, raw := range []string{`result:{"a":1}`, "result:plain text", `"{\"b\":1,\"a\":2}"`, "tru", "nul", "-", "-1", "[]", "{}"} {
+		if got, want := canonicalArgs(raw), full(raw); got != want {
+			t.Fatalf("canonicalArgs(%q) = %q, decoding gives %q", raw, got, want)
+		}
+	}
+	if skipped == 0 {
+		t.Fatal("no text passed over decoding: the test reads nothing")
 	}
 }
