@@ -266,8 +266,10 @@ func (l *list[T]) at(i int32) T { return unsafe.Slice(l.p, l.n)[i] }
 func (l *list[T]) ref(i int32) *T { return &unsafe.Slice(l.p, l.n)[i] }
 
 // add appends v.
-func (l *list[T]) add(v T) {
-	s := append(l.all(), v)
+func (l *list[T]) add(v T) { l.set(append(l.all(), v)) }
+
+// set makes s the list.
+func (l *list[T]) set(s []T) {
 	l.p, l.n, l.c = unsafe.SliceData(s), uint32(len(s)), uint32(cap(s))
 }
 
@@ -382,9 +384,10 @@ type stepExtra struct {
 	// parts and ids are the readings and IDs of the spans of the call,
 	// outermost first, kept only once there are two (most calls have one
 	// span: then eff is its reading and its ID, and keeping the
-	// reading twice would double what a held step costs).
-	parts []heldStep
-	ids   []pcommon.SpanID
+	// reading twice would double what a held step costs). (Lists: a
+	// stepExtra is 64 B, not 80.)
+	parts list[heldStep]
+	ids   list[pcommon.SpanID]
 	early ints // LLM steps: tool calls of the turn before it, not requested yet
 	// usage is what the run counts for the step once eff changed after
 	// it was counted (recUsageKept).
@@ -694,7 +697,7 @@ func (r *Run) mergeInto(k, w int32) {
 	ids := sw.spanIDs()
 	sk.addParts(sw.allParts(), ids)
 	if sw.extra != nil {
-		sw.extra.parts = nil
+		sw.extra.parts = list[heldStep]{}
 	}
 	for _, id := range ids {
 		if n, ok := r.nodes.Get(id); ok {
@@ -740,18 +743,18 @@ func (r *Run) sameCall(k int32, inner *trajectory.Step) bool {
 
 // allParts are the readings of the step's spans.
 func (s *stepRec) allParts() []heldStep {
-	if s.extra == nil || s.extra.parts == nil {
+	if s.extra == nil || s.extra.parts.p == nil {
 		return []heldStep{s.eff}
 	}
-	return s.extra.parts
+	return s.extra.parts.all()
 }
 
 // spanIDs are the IDs of the step's spans, in the order of allParts.
 func (s *stepRec) spanIDs() []pcommon.SpanID {
-	if s.extra == nil || s.extra.ids == nil {
+	if s.extra == nil || s.extra.ids.p == nil {
 		return []pcommon.SpanID{s.eff.spanID}
 	}
-	return s.extra.ids
+	return s.extra.ids.all()
 }
 
 // addParts adds the readings of nested spans of the call (and their IDs).
@@ -760,7 +763,8 @@ func (s *stepRec) addParts(parts []heldStep, ids []pcommon.SpanID) {
 	if s.extra == nil {
 		s.extra = &stepExtra{}
 	}
-	s.extra.parts, s.extra.ids = append(all, parts...), append(allIDs, ids...)
+	s.extra.parts.set(append(all, parts...))
+	s.extra.ids.set(append(allIDs, ids...))
 }
 
 // takeEarly sets (or, with nil, clears) the LLM step's calls of the turn
@@ -852,16 +856,17 @@ func (r *Run) ReadStep(id pcommon.SpanID, st *trajectory.Step) bool {
 		return false
 	}
 	s := r.steps.at(n.step)
-	if s.extra == nil || s.extra.parts == nil {
-		if s.eff.spanID == id && (s.extra == nil || s.extra.ids == nil) {
+	if s.extra == nil || s.extra.parts.p == nil {
+		if s.eff.spanID == id && (s.extra == nil || s.extra.ids.p == nil) {
 			s.eff.stepAt(st, n.parent)
 			return true
 		}
 		return false
 	}
-	for i, x := range s.extra.ids {
-		if x == id && i < len(s.extra.parts) {
-			s.extra.parts[i].stepAt(st, n.parent)
+	parts := s.extra.parts.all()
+	for i, x := range s.extra.ids.all() {
+		if x == id && i < len(parts) {
+			parts[i].stepAt(st, n.parent)
 			return true
 		}
 	}
