@@ -364,21 +364,29 @@ type loopKey struct {
 // to maxCanonicalLen bytes (nearly all) by their text, compared exactly
 // and without hashing them; longer ones by their bounded prefix and their
 // SHA-256 digest, so that the detector's state stays bounded. The prefix
-// is also what similarity compares. The digest is held as a string (its
-// 32 bytes, only for long arguments): a short identity does not carry 32
-// zero bytes, and a ring slot stays small.
+// is also what similarity compares. text is the canonical text, or for
+// long arguments the prefix followed by the digest's 32 bytes (one string:
+// a ring slot is 48 B, not 64, and a long identity keeps its own copy of
+// the prefix, not the whole canonical text the prefix was cut from).
 type argsIdentity struct {
-	prefix string
-	digest string
-	long   bool
+	text string
+	long bool
 }
 
 func identityOf(canon string) argsIdentity {
 	if len(canon) <= maxCanonicalLen {
-		return argsIdentity{prefix: canon}
+		return argsIdentity{text: canon}
 	}
 	sum := sha256.Sum256([]byte(canon))
-	return argsIdentity{prefix: canon[:maxCanonicalLen], long: true, digest: string(sum[:])}
+	return argsIdentity{text: canon[:maxCanonicalLen] + string(sum[:]), long: true}
+}
+
+// prefix is the bounded text of the arguments (what similarity compares).
+func (a argsIdentity) prefix() string {
+	if a.long {
+		return a.text[:len(a.text)-sha256.Size]
+	}
+	return a.text
 }
 
 // loopSlot is one call of the window.
@@ -489,7 +497,7 @@ func (d *loopDetector) add(c loopCall) (loopResult, bool) {
 		}
 	}
 	if !found && d.similarity > 0 && d.similarity <= 1 {
-		if i > 0 && !retry && !c.unrecorded && !d.prev.unrecorded && (c.name != "" || c.byResult) && d.prev.name == c.name && argSimilarity(d.prev.args.prefix, c.args.prefix) >= d.similarity {
+		if i > 0 && !retry && !c.unrecorded && !d.prev.unrecorded && (c.name != "" || c.byResult) && d.prev.name == c.name && argSimilarity(d.prev.args.prefix(), c.args.prefix()) >= d.similarity {
 			d.simRun++
 		} else {
 			d.simRun = 1

@@ -102,8 +102,8 @@ func TestDetectLoopLargeInputs(t *testing.T) {
 		c.name, c.pos, c.callIx = fmt.Sprintf("t%d", (i/2)%7), i, i
 		cs = append(cs, c)
 	}
-	if len(cs[0].args.prefix) > maxCanonicalLen {
-		t.Fatalf("compared arguments not bounded: %d", len(cs[0].args.prefix))
+	if len(cs[0].args.prefix()) > maxCanonicalLen {
+		t.Fatalf("compared arguments not bounded: %d", len(cs[0].args.prefix()))
 	}
 	// Long arguments that differ only past the bound are not equal.
 	a := newLoopCall("t", `{"q":"`+string(big)+`a"}`, false, 0, 0)
