@@ -14,12 +14,13 @@ import (
 // Map is the map. The zero value is empty, ready to use, and allocates
 // nothing until an entry is put. It is 16 bytes: one word is the address
 // of its slice's first entry, or, once the entries moved to a Go map, the
-// map itself (moved); the other is the slice's length and capacity as two
+// address of that map (moved); the other is the slice's length and capacity as two
 // 32-bit counts (a held run keeps several Maps, and few of them ever hold
 // more than a handful of entries).
 type Map[K comparable, V any] struct {
 	// p is the *entry[K, V] at the start of the slice, or the map[K]V
-	// (a map is one pointer) when n is moved.
+	// (a *map[K]V, allocated once when the entries move) when n is moved:
+	// a real pointer of either type, never a map value reinterpreted.
 	p    unsafe.Pointer
 	n, c uint32 // length and capacity of the slice at p
 }
@@ -37,7 +38,7 @@ const moved = math.MaxUint32
 const MaxSlice = 16
 
 // goMap is the Go map the entries moved to (valid only when m.n is moved).
-func (m *Map[K, V]) goMap() *map[K]V { return (*map[K]V)(unsafe.Pointer(&m.p)) }
+func (m *Map[K, V]) goMap() *map[K]V { return (*map[K]V)(m.p) }
 
 // kv is the slice of entries (nil when none was ever put). Not valid once
 // the entries moved.
@@ -111,8 +112,7 @@ func (m *Map[K, V]) PutUpTo(k K, v V, max int) {
 		gm[e.k] = e.v
 	}
 	gm[k] = v
-	m.p, m.n, m.c = nil, moved, 0
-	*m.goMap() = gm
+	m.p, m.n, m.c = unsafe.Pointer(&gm), moved, 0
 }
 
 // Del removes k.
