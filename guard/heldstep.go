@@ -66,27 +66,28 @@ type heldTool struct {
 // other; when it records both, they are copied into one array, results).
 // The model, provider and finish reasons, which most model steps of every
 // run repeat, are one shared record (namesOf): 96 B in all, was 128 B
-// with the three of them kept in each step.
+// with the three of them kept in each step. The output text, which most
+// model steps do not record (they request tools; 124 of 626 in the
+// captures), is behind a pointer (nil when empty), and which result lists
+// are not nil is kept in the lengths' top bits: 80 B (the 80 B class),
+// was 96.
 type heldLLM struct {
-	names      *heldNames
-	OutputText string
-	requested  *trajectory.ToolCall
-	offered    *trajectory.ToolDef
-	results    *trajectory.ToolResult
-	lens       [4]uint32 // of the lists, in the order below
-	// has says which of the result lists are not nil (hasInputResults,
-	// hasToolResults); with both, the input results come first at
-	// results. (It sits in the room after lens.)
-	has                       uint8
+	names     *heldNames
+	output    *string
+	requested *trajectory.ToolCall
+	offered   *trajectory.ToolDef
+	results   *trajectory.ToolResult
+	// lens are the lengths of the lists, in the order below; the result
+	// lists' have hasList set when the list is not nil (with both, the
+	// input results come first at results).
+	lens                      [4]uint32
 	InputTokens, OutputTokens int64
 	Cost                      float64
 }
 
-// The result lists a heldLLM has (heldLLM.has).
-const (
-	hasInputResults uint8 = 1 << iota
-	hasToolResults
-)
+// hasList is the bit of a result list's length that says the list is not
+// nil (heldLLM.lens): a held list is a span's, far shorter than 2³¹.
+const hasList = 1 << 31
 
 // The lists of a heldLLM, in the order of its lens.
 const (
@@ -178,35 +179,50 @@ func (l *heldLLM) Requested() []trajectory.ToolCall {
 }
 func (l *heldLLM) Offered() []trajectory.ToolDef { return heldList(l.offered, l.lens[listOffered]) }
 func (l *heldLLM) InputResults() []trajectory.ToolResult {
-	if l.has&hasInputResults == 0 {
+	n := l.lens[listInputResults]
+	if n&hasList == 0 {
 		return nil
 	}
-	return unsafe.Slice(l.results, l.lens[listInputResults])
+	return unsafe.Slice(l.results, n&^hasList)
 }
 func (l *heldLLM) ToolResults() []trajectory.ToolResult {
-	if l.has&hasToolResults == 0 {
+	n := l.lens[listToolResults]
+	if n&hasList == 0 {
 		return nil
 	}
-	p, n := l.results, l.lens[listToolResults]
-	if l.has&hasInputResults != 0 && n > 0 {
+	p, n := l.results, n&^hasList
+	if in := l.lens[listInputResults]; in&hasList != 0 && n > 0 {
 		// After the input results (never a pointer past the array's end:
 		// an empty list keeps the array's start).
-		p = (*trajectory.ToolResult)(unsafe.Add(unsafe.Pointer(p), uintptr(l.lens[listInputResults])*unsafe.Sizeof(*p)))
+		p = (*trajectory.ToolResult)(unsafe.Add(unsafe.Pointer(p), uintptr(in&^hasList)*unsafe.Sizeof(*p)))
 	}
 	return unsafe.Slice(p, n)
+}
+
+// outputText is the model's output text ("" when none).
+func (l *heldLLM) outputText() string {
+	if l.output == nil {
+		return ""
+	}
+	return *l.output
 }
 
 // holdResults keeps a model step's two result lists at one address.
 func (l *heldLLM) holdResults(in, own []trajectory.ToolResult) {
 	l.lens[listInputResults], l.lens[listToolResults] = uint32(len(in)), uint32(len(own))
+	if in != nil {
+		l.lens[listInputResults] |= hasList
+	}
+	if own != nil {
+		l.lens[listToolResults] |= hasList
+	}
 	switch {
 	case in != nil && own != nil:
-		l.has = hasInputResults | hasToolResults
 		l.results = unsafe.SliceData(append(append(make([]trajectory.ToolResult, 0, len(in)+len(own)), in...), own...))
 	case in != nil:
-		l.has, l.results = hasInputResults, unsafe.SliceData(in)
+		l.results = unsafe.SliceData(in)
 	case own != nil:
-		l.has, l.results = hasToolResults, unsafe.SliceData(own)
+		l.results = unsafe.SliceData(own)
 	}
 }
 
@@ -287,8 +303,13 @@ func holdStep(st *trajectory.Step, parent pcommon.SpanID) heldStep {
 		}
 	}
 	if l != nil {
-		*l = heldLLM{names: &noNames, OutputText: st.OutputText,
-			InputTokens: st.InputTokens, OutputTokens: st.OutputTokens, Cost: st.Cost}
+		*l = heldLLM{names: &noNames, InputTokens: st.InputTokens, OutputTokens: st.OutputTokens, Cost: st.Cost}
+		if st.OutputText != "" {
+			// Its own string header: a pointer into st would keep the
+			// whole reading.
+			out := st.OutputText
+			l.output = &out
+		}
 		if st.Model != "" || st.Provider != "" || st.FinishReasons != nil {
 			l.names = namesOf(st.Model, st.Provider, st.FinishReasons)
 		}
@@ -360,7 +381,7 @@ func (h *heldStep) step(st *trajectory.Step) {
 	}
 	if l := h.llm(); l != nil {
 		st.Model, st.Provider, st.FinishReasons, st.Requested, st.Offered = l.names.model, l.names.provider, l.names.finishReasons, l.Requested(), l.Offered()
-		st.InputResults, st.ToolResults, st.OutputText = l.InputResults(), l.ToolResults(), l.OutputText
+		st.InputResults, st.ToolResults, st.OutputText = l.InputResults(), l.ToolResults(), l.outputText()
 		st.InputTokens, st.OutputTokens, st.Cost = l.InputTokens, l.OutputTokens, l.Cost
 	}
 }
