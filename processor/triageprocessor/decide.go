@@ -276,6 +276,9 @@ type classifiedOne struct {
 	verdict    [1]classifier.Verdict
 	extras     [1][]classifier.Incident
 	classifier [1]*classifier.Classifier
+	// withIndex is trajectory.WithIndex(&ct.index), made once per pooled
+	// value (an option is a closure: made per trace, an allocation each).
+	withIndex trajectory.Option
 }
 
 var classifiedPool = sync.Pool{New: func() any { return new(classifiedOne) }}
@@ -288,11 +291,11 @@ const maxPooledIndex = 4096
 // index's room is kept, its spans dropped) and returns it to the pool. The
 // trace's decision must be taken: nothing may use one afterwards.
 func (one *classifiedOne) release() {
-	index := one.ct.index
+	index, withIndex := one.ct.index, one.withIndex
 	*one = classifiedOne{}
 	if entries := index.Spans(); cap(entries) <= maxPooledIndex {
 		clear(entries[:cap(entries)])
-		one.ct.index = index
+		one.ct.index, one.withIndex = index, withIndex
 		classifiedPool.Put(one)
 	}
 }
@@ -371,8 +374,11 @@ func (p *triageProcessor) classifyTrace(ctx context.Context, h *heldTrace) *clas
 		ct.runs, ct.index = b.runs, b.index
 		h.rare.built = nil
 	} else {
+		if one.withIndex == nil {
+			one.withIndex = trajectory.WithIndex(&ct.index)
+		}
 		var room [4]trajectory.Option
-		opts := append(p.appendDecisionBuildOptions(room[:0], h, &ct.index), inFlight.buildOptions()...)
+		opts := append(p.appendDecisionBuildOptions(room[:0], h, one.withIndex), inFlight.buildOptions()...)
 		ct.runs = trajectory.Build(h.td, opts...)
 	}
 	p.recordJoinedLogs(ctx, h)
@@ -400,15 +406,16 @@ func (p *triageProcessor) classifyTrace(ctx context.Context, h *heldTrace) *clas
 // decision, besides the in-flight guards' readings (which only spare Build
 // reading spans again: the runs are the same without them).
 func (p *triageProcessor) decisionBuildOptions(h *heldTrace, index *trajectory.SpanIndex) []trajectory.Option {
-	return p.appendDecisionBuildOptions(nil, h, index)
+	return p.appendDecisionBuildOptions(nil, h, trajectory.WithIndex(index))
 }
 
-// appendDecisionBuildOptions appends decisionBuildOptions to opts: room
-// for four (the logs', the index's, the session keys' and the in-flight
-// readings') spares the list an allocation.
-func (p *triageProcessor) appendDecisionBuildOptions(opts []trajectory.Option, h *heldTrace, index *trajectory.SpanIndex) []trajectory.Option {
+// appendDecisionBuildOptions appends decisionBuildOptions to opts, with
+// withIndex the index's option: room for four (the logs', the index's,
+// the session keys' and the in-flight readings') spares the list an
+// allocation.
+func (p *triageProcessor) appendDecisionBuildOptions(opts []trajectory.Option, h *heldTrace, withIndex trajectory.Option) []trajectory.Option {
 	opts = append(opts, h.buildOptions()...)
-	opts = append(opts, trajectory.WithIndex(index))
+	opts = append(opts, withIndex)
 	if p.recovery != nil {
 		opts = append(opts, p.recovery.sessionKeys)
 	}
