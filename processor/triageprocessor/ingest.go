@@ -1,6 +1,8 @@
 package triageprocessor // import "github.com/triage-otel/triage/processor/triageprocessor"
 
 import (
+	"sync"
+
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
@@ -22,6 +24,9 @@ type traceGroup struct {
 	// span of td, in the order of sizes (readInFlight), until hold counts
 	// them in sizes (chargeGuardState).
 	guardSizes []int
+	// pooled is the room the group lives in when it is its batch's first
+	// (releaseGroups).
+	pooled *firstGroup
 
 	// Destination of the spans of the source resource (and scope) being
 	// walked, so spans of one source share one resource/scope copy.
@@ -42,7 +47,8 @@ type traceGroup struct {
 // trace are only counted (whole); the first that does not belong with
 // them has them moved into their group first, so the order is the same.
 func groupByTrace(td ptrace.Traces, sizer *ptrace.ProtoMarshaler) ([]*traceGroup, map[string]int64) {
-	gr := grouper{sizer: sizer}
+	f := firstGroupPool.Get().(*firstGroup)
+	gr := grouper{sizer: sizer, first: f, sizes: f.sizes[:0]}
 	rss := td.ResourceSpans()
 	whole := 0 // the leading resources counted but not moved; -1 once moved
 	for i := 0; i < rss.Len(); i++ {
@@ -87,6 +93,8 @@ type grouper struct {
 	byID    map[pcommon.TraceID]*traceGroup
 	invalid map[string]int64
 	sizes   []int
+	// first is the room of the batch's first group, from firstGroupPool.
+	first *firstGroup
 }
 
 // group returns the group of trace id, made on first use.
@@ -97,7 +105,9 @@ func (gr *grouper) group(id pcommon.TraceID) *traceGroup {
 	if len(gr.groups) == 0 {
 		// The first trace of the batch (most batches hold one): no index
 		// until a second one appears, and the list made with the group.
-		f := &firstGroup{g: traceGroupOf(id)}
+		f := gr.first
+		f.g = traceGroupOf(id)
+		f.g.pooled = f
 		f.list[0] = &f.g
 		gr.groups = f.list[:]
 		return &f.g
@@ -118,10 +128,40 @@ func (gr *grouper) group(id pcommon.TraceID) *traceGroup {
 	return g
 }
 
-// firstGroup is a batch's first group with the batch's list of groups.
+// firstGroup is a batch's first group with the batch's list of groups,
+// and room for the sizes of the spans of the batch's resources (grouper's).
+// Nothing keeps a group once its batch is held (ConsumeTraces), so this
+// room is reused from batch to batch (firstGroupPool, releaseGroups).
 type firstGroup struct {
-	g    traceGroup
-	list [1]*traceGroup
+	g     traceGroup
+	list  [1]*traceGroup
+	sizes []int
+}
+
+var firstGroupPool = sync.Pool{New: func() any { return new(firstGroup) }}
+
+// maxPooledSizes is the most span sizes a pooled first group keeps room
+// for: one huge batch must not pin its sizes in the pool.
+const maxPooledSizes = 4096
+
+// releaseGroups returns the room of groups' first group (groupByTrace) to
+// the pool. Nothing may use the groups afterwards.
+func releaseGroups(groups []*traceGroup) {
+	if len(groups) == 0 || groups[0].pooled == nil {
+		return
+	}
+	f := groups[0].pooled
+	// The sizes the first group kept are its resources' (countWhole) or
+	// copies (add); either is room the next batch's grouper reuses.
+	sizes := f.g.sizes
+	if cap(sizes) < cap(f.sizes) {
+		sizes = f.sizes
+	}
+	*f = firstGroup{}
+	if cap(sizes) <= maxPooledSizes {
+		f.sizes = sizes[:0]
+	}
+	firstGroupPool.Put(f)
 }
 
 // traceGroupOf is the empty group of trace id.

@@ -520,6 +520,7 @@ func (p *triageProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 	}
 	in.feeds = p.liveFeeds(in.feeds)
 	p.mu.Unlock()
+	releaseGroups(groups)
 
 	p.recordIntake(ctx, &in)
 	p.rejectInvalid(ctx, invalid)
