@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -209,17 +208,42 @@ func carve[T any](buf *[]T, n int) []T {
 // view of the trace's attribute text (a tool name decoded from a message
 // history is a substring of that history), and the entry outlives the
 // trace: kept as views they would pin whole requests, and the entry's
-// accounted size (its strings' lengths) would not bound its memory.
+// accounted size (its strings' lengths) would not bound its memory. The
+// copies of the texts share one block, and the evaluations one array (an
+// entry is a run root's few dozen annotations: one allocation each would
+// be most of its allocations).
 func kept(anns []annotation) []annotation {
 	out := append(make([]annotation, 0, len(anns)), anns...)
+	n, evals := 0, 0
 	for i := range out {
-		if out[i].str != "" {
-			out[i].str = strings.Clone(out[i].str)
+		n += len(out[i].str)
+		if e := out[i].eval; e != nil {
+			n += len(e.explanation)
+			evals++
 		}
+	}
+	block := make([]byte, 0, n)
+	// own is s copied into block, which never grows past n: what was
+	// written stays where it is.
+	own := func(s string) string {
+		if s == "" {
+			return ""
+		}
+		l := len(block)
+		block = append(block, s...)
+		return textString(block[l:len(block):len(block)])
+	}
+	var copies []evaluation
+	if evals > 0 {
+		copies = make([]evaluation, 0, evals)
+	}
+	for i := range out {
+		out[i].str = own(out[i].str)
 		if e := out[i].eval; e != nil {
 			c := *e
-			c.explanation = strings.Clone(c.explanation) // (a view of the trace's text block)
-			out[i].eval = &c
+			c.explanation = own(c.explanation) // (a view of the trace's text block)
+			copies = append(copies, c)
+			out[i].eval = &copies[len(copies)-1]
 		}
 	}
 	return out
