@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"strings"
+	"unsafe"
 )
 
 // A validating JSON scanner that decodes nothing: it finds the elements of
@@ -230,26 +231,37 @@ func (sc *jsonScanner) number() bool {
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-// str skips a string starting at its opening quote. Bytes that are not
-// quotes, backslashes or control characters are skipped eight at a time;
-// the first byte that is one is found from the word's mask.
+// str skips a string starting at its opening quote. Its first bytes are
+// checked eight at a time for a quote, backslash or control character (the
+// first one found from the word's mask); past them, the closing quote is
+// found with strings.IndexByte and only the bytes before it are checked
+// for backslashes and control characters, a cheaper mask. Most strings
+// are keys and short values; the long ones (message texts, serialized
+// arguments) are most of the bytes.
 func (sc *jsonScanner) str() bool {
 	s := sc.s
-	b := bytesOf(s)
 	i := sc.i + 1
 	for {
-		for i+8 <= len(s) {
-			if m := specialMask(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+		for n := 0; n < shortStringWords && i+8 <= len(s); n++ {
+			if m := specialMask(word8(s, i)); m != 0 {
 				i += bits.TrailingZeros64(m) >> 3
 				goto found
 			}
 			i += 8
 		}
-		for i < len(s) && s[i] != '"' && s[i] != '\\' && s[i] >= 0x20 {
-			i++
-		}
-		if i >= len(s) {
+		if i+8 > len(s) {
+			for i < len(s) && s[i] != '"' && s[i] != '\\' && s[i] >= 0x20 {
+				i++
+			}
+			if i >= len(s) {
+				return false
+			}
+		} else if q := strings.IndexByte(s[i:], '"'); q < 0 {
 			return false
+		} else {
+			// s[i+q] is a quote: the first backslash or control
+			// character before it, if any, comes first.
+			i = escapeOrControl(s, i, i+q)
 		}
 	found:
 		switch s[i] {
@@ -272,10 +284,36 @@ func (sc *jsonScanner) str() bool {
 			default:
 				return false
 			}
+			// After an escape the string is searched a word at a time
+			// again: serialized JSON inside a string has one every few
+			// bytes.
 		default: // a control character
 			return false
 		}
 	}
+}
+
+// escapeOrControl is the index of the first backslash or byte below 0x20
+// in s[i:end] (end when there is none).
+func escapeOrControl(s string, i, end int) int {
+	for ; i+8 <= end; i += 8 {
+		w := word8(s, i)
+		bs := w ^ ('\\' * swarOnes)
+		// The lowest flagged byte is exact (specialMask).
+		if m := ((w-0x20*swarOnes)&^w | (bs-swarOnes)&^bs) & swarHighs; m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for i < end && s[i] != '\\' && s[i] >= 0x20 {
+		i++
+	}
+	return i
+}
+
+// word8 is the little-endian word of s[i:i+8], for callers that checked
+// i+8 <= len(s): the word loops' loads carry no bounds checks of their own.
+func word8(s string, i int) uint64 {
+	return binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(unsafe.Pointer(unsafe.StringData(s)), i))[:])
 }
 
 const (
@@ -352,11 +390,10 @@ func skipValidString(s string, i int) int {
 	// Most strings are keys and short values: their first bytes are
 	// searched for a quote a word at a time; a long string goes on with
 	// strings.IndexByte.
-	b := bytesOf(s)
 	i = start
 	for n := 0; ; i++ {
 		for ; n < shortStringWords && i+8 <= len(s); n++ {
-			if m := quoteMask(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+			if m := quoteMask(word8(s, i)); m != 0 {
 				i += bits.TrailingZeros64(m) >> 3
 				goto quote
 			}
@@ -372,8 +409,12 @@ func skipValidString(s string, i int) int {
 		}
 	quote:
 		// The quote closes the string unless an odd run of backslashes
-		// escapes it.
-		k := i
+		// escapes it. s[start-1] is the opening quote: the byte before
+		// this one is always in s.
+		if s[i-1] != '\\' {
+			return i + 1
+		}
+		k := i - 1
 		for k > start && s[k-1] == '\\' {
 			k--
 		}

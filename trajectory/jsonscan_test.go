@@ -16,7 +16,16 @@ var scanCases = []string{
 	`[{"role":"user","parts":[{"type":"text","content":"hi"}]},{"role":"assistant"}]`, `[[1,[2,[3]]],{"a":[{}]}]`,
 	`[1]x`, `[1]]`, "[\"\xff\xfe\"]", `["a\"b\\"]`, `["abcdefgh\"ijklmnop"]`, `["abcdefghijklmnop\\"]`,
 	strings.Repeat("[", 10001) + strings.Repeat("]", 10001), strings.Repeat("[", 100) + strings.Repeat("]", 100),
+	// Strings past str's first words (its search for the closing quote).
+	`["` + longText + `"]`, `["` + longText + `\"]`, `["` + longText + `\"x"]`, `["` + longText + `\\"]`,
+	`["` + longText + `\u00e9` + longText + `"]`, `["` + longText + `\u00"]`, `["` + longText + `\q"]`,
+	"[\"" + longText + "\x1f" + longText + "\"]", "[\"" + longText + "\x7f\"]", `["` + longText + `\`, `["` + longText,
+	`["` + longText + strings.Repeat(`\"a`, 9) + `"]`, `"` + longText + `\`, `"` + longText + `\"`,
 }
+
+// longText is longer than the words str checks before it searches for the
+// closing quote.
+const longText = "abcdefghijklmnopqrstuvwxyz0123456789"
 
 func checkScan(t *testing.T, s string) {
 	t.Helper()

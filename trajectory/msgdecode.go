@@ -1,7 +1,6 @@
 package trajectory
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"math/bits"
 	"strings"
@@ -235,9 +234,8 @@ func unquoteJSONFrom(lit string, i int) string {
 // asciiRunEnd is the index of the first backslash or non-ASCII byte of s
 // from i on (len(s): none), searched a word at a time.
 func asciiRunEnd(s string, i int) int {
-	b := bytesOf(s)
 	for ; i+8 <= len(s); i += 8 {
-		w := binary.LittleEndian.Uint64(b[i:])
+		w := word8(s, i)
 		bs := w ^ ('\\' * swarOnes)
 		// The lowest flagged byte is exact (specialMask).
 		if m := (bs-swarOnes)&^bs&swarHighs | w&swarHighs; m != 0 {
