@@ -104,12 +104,37 @@ func (b *keyScannerBuilder) group(members []string) int32 {
 	return g
 }
 
-func (b *keyScannerBuilder) build() *keyScanner {
+func (b *keyScannerBuilder) build() *keyScanner { return b.buildOf(nil) }
+
+// buildOf builds the automaton of the groups keep selects (all when nil):
+// it reports a selected group exactly when the full automaton does, and no
+// other. A smaller automaton answers a question about a few rules in a
+// table that stays in the processor's cache: the full one is about half a
+// megabyte, read at a random row for every byte of a text.
+func (b *keyScannerBuilder) buildOf(keep func(g int32) bool) *keyScanner {
 	k := &keyScanner{groups: b.groups}
+	groupsOf := func(m string) []int32 {
+		if keep == nil {
+			return b.members[m]
+		}
+		var gs []int32
+		for _, g := range b.members[m] {
+			if keep(g) {
+				gs = append(gs, g)
+			}
+		}
+		return gs
+	}
+	var order []string
+	for _, m := range b.order {
+		if len(groupsOf(m)) > 0 {
+			order = append(order, m)
+		}
+	}
 	// Input classes: one per byte the members hold; an upper-case ASCII
 	// letter reads as its lower-case one.
 	classOf := map[byte]uint8{}
-	for _, m := range b.order {
+	for _, m := range order {
 		for i := 0; i < len(m); i++ {
 			if _, ok := classOf[m[i]]; !ok {
 				classOf[m[i]] = uint8(len(classOf) + 1)
@@ -137,9 +162,9 @@ func (b *keyScannerBuilder) build() *keyScanner {
 		return int32(len(out) - 1)
 	}
 	newState() // the root
-	for _, m := range b.order {
+	for _, m := range order {
 		if m == "" {
-			k.always = append(k.always, b.members[m]...)
+			k.always = append(k.always, groupsOf(m)...)
 			continue
 		}
 		s := int32(0)
@@ -151,7 +176,7 @@ func (b *keyScannerBuilder) build() *keyScanner {
 			}
 			s = next[e]
 		}
-		out[s] = append(out[s], b.members[m]...)
+		out[s] = append(out[s], groupsOf(m)...)
 	}
 	// Failure links in breadth-first order; each missing edge becomes the
 	// edge of the state's failure, and each state reports its failure's

@@ -86,8 +86,26 @@ func TestKeyScanner(t *testing.T) {
 	}
 	// The rules' scanner (keys and needed literals) on the rules' texts,
 	// the corpora and the captures.
+	// wrongCallKeys reports the groups it was narrowed to as ruleKeys does,
+	// and no other.
+	narrowed := groupsReadBy(ruleTypes[WrongToolCalled] | ruleTypes[SchemaMismatch])
+	if len(narrowed) == 0 || len(narrowed) == len(ruleKeys.groups) {
+		t.Fatalf("wrongCallKeys narrowed to %d of %d groups", len(narrowed), len(ruleKeys.groups))
+	}
 	for _, s := range append(ruleTestTexts(), corpusAndCaptureTexts(t)...) {
-		checkKeyScanner(t, ruleKeys, ruleKeys.groups, truncate(s, maxTextLen))
+		s = truncate(s, maxTextLen)
+		checkKeyScanner(t, ruleKeys, ruleKeys.groups, s)
+		var full, narrow keyHits
+		ruleKeys.scan(s, &full)
+		wrongCallKeys.scan(s, &narrow)
+		for g := range ruleKeys.groups {
+			if want := narrowed[int32(g)] && full.has(int32(g)); narrow.has(int32(g)) != want {
+				t.Fatalf("group %d on %q: narrowed scanner %v, want %v", g, s, narrow.has(int32(g)), want)
+			}
+		}
+	}
+	if len(wrongCallKeys.next) >= len(ruleKeys.next) {
+		t.Errorf("wrongCallKeys is %d entries, ruleKeys %d: no smaller", len(wrongCallKeys.next), len(ruleKeys.next))
 	}
 }
 

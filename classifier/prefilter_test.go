@@ -60,6 +60,13 @@ func TestJSONRPCCodePrefilter(t *testing.T) {
 // types asked about.
 func checkMayClassifyAs(t *testing.T, s string) {
 	t.Helper()
+	// resultHeadFailure's probe (the narrowed scanner) answers as the
+	// full one for the types it was narrowed to.
+	var full, narrow ruleText
+	if okF, okN := full.prepare(s), narrow.prepareWith(s, wrongCallKeys); okF != okN ||
+		okF && full.mayClassifyAs(WrongToolCalled, SchemaMismatch) != narrow.mayClassifyAs(WrongToolCalled, SchemaMismatch) {
+		t.Errorf("mayClassifyAs(%q, wrong tool, schema): narrowed scanner and full scanner differ", s)
+	}
 	f, ok := classifyText(s)
 	for _, types := range [][]FailureType{{WrongToolCalled, SchemaMismatch}, {Timeout}, {ExternalFault, ContextOverflow}} {
 		if ok && slices.Contains(types, f.Type) && !mayClassifyAs(s, types...) {

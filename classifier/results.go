@@ -70,10 +70,16 @@ func (cl *classification) resultHeadFailure(content string) bool {
 	weak := mayOpenWeakly(head) && weakErrorPrefix.MatchString(head)
 	// Without a failure opening only a wrong-tool or schema reading fails
 	// the call: a head that no rule able to give one can match is data,
-	// known without running the rules (most results are). The rules read
-	// the head as mayClassifyAs prepared it.
+	// known without running the rules (most results are), and known from
+	// those rules' prefilter groups alone (wrongCallKeys).
+	if !weak {
+		probe := ruleText{scratch: &cl.memo.lower}
+		if !probe.prepareWith(head, wrongCallKeys) || !probe.mayClassifyAs(WrongToolCalled, SchemaMismatch) {
+			return false
+		}
+	}
 	rt := ruleText{scratch: &cl.memo.lower}
-	if !rt.prepare(head) || !weak && !rt.mayClassifyAs(WrongToolCalled, SchemaMismatch) {
+	if !rt.prepare(head) {
 		return false
 	}
 	f, ok := cl.memo.classifyRuleText(head, &rt)

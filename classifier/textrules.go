@@ -190,6 +190,12 @@ func groupEnd(src string) int {
 // alternatives need.
 var ruleKeys *keyScanner
 
+// wrongCallKeys is ruleKeys narrowed to the groups that the prefilters of
+// the rules able to give WrongToolCalled or SchemaMismatch read
+// (ruleText.passes): the question resultHeadFailure asks of every result
+// that does not open like a failure, nearly all of them data.
+var wrongCallKeys *keyScanner
+
 func init() {
 	b := newKeyScannerBuilder()
 	for i := range textRules {
@@ -216,6 +222,35 @@ func init() {
 		}
 	}
 	ruleKeys = b.build()
+	read := groupsReadBy(ruleTypes[WrongToolCalled] | ruleTypes[SchemaMismatch])
+	wrongCallKeys = b.buildOf(func(g int32) bool { return read[g] })
+}
+
+// groupsReadBy is the set of keyScanner groups that the prefilters of the
+// rules able to give one of types read (ruleText.passes: the rule's keys,
+// its alternatives' and their loose forms' needed literals).
+func groupsReadBy(types typeSet) map[int32]bool {
+	read := map[int32]bool{}
+	for i := range textRules {
+		r := &textRules[i]
+		if r.gives&types == 0 {
+			continue
+		}
+		if len(r.keys) > 0 {
+			read[r.keyGroup] = true
+		}
+		for _, a := range r.alts {
+			for _, g := range a.need {
+				read[g] = true
+			}
+			for _, l := range a.loose {
+				for _, g := range l.need {
+					read[g] = true
+				}
+			}
+		}
+	}
+	return read
 }
 
 // splitCaseInsensitive compiles the top-level alternatives of a (?i)
@@ -580,7 +615,11 @@ type ruleText struct {
 }
 
 // prepare reads text for the rules; false when nothing is left to read.
-func (rt *ruleText) prepare(text string) bool {
+func (rt *ruleText) prepare(text string) bool { return rt.prepareWith(text, ruleKeys) }
+
+// prepareWith is prepare with the hits of keys only (ruleKeys or a
+// narrowing of it, which answers for the rules it was narrowed to).
+func (rt *ruleText) prepareWith(text string, keys *keyScanner) bool {
 	if len(text) > maxTextLen {
 		text = text[:maxTextLen]
 	}
@@ -591,7 +630,7 @@ func (rt *ruleText) prepare(text string) bool {
 	rt.text = text
 	rt.alts, rt.exact = prefilterText(text)
 	if rt.exact {
-		ruleKeys.scan(text, &rt.hits)
+		keys.scan(text, &rt.hits)
 	}
 	return true
 }
