@@ -94,90 +94,112 @@ type jsonScanner struct {
 
 func (sc *jsonScanner) at(c byte) bool { return sc.i < len(sc.s) && sc.s[sc.i] == c }
 
-func (sc *jsonScanner) space() {
-	for sc.i < len(sc.s) && isSpace(sc.s[sc.i]) {
-		sc.i++
-	}
-}
+// space moves past white space. Instrumentations write compact JSON: most
+// calls find none, the first byte above ' ' (every white space byte is
+// below it) told by one comparison.
+func (sc *jsonScanner) space() { sc.i = skipSpace(sc.s, sc.i) }
 
 // value skips one value starting at sc.i (no leading space).
 func (sc *jsonScanner) value(depth int) bool {
-	if sc.i >= len(sc.s) {
-		return false
+	i, ok := scanValue(sc.s, sc.i, depth)
+	if ok {
+		sc.i = i
 	}
-	switch c := sc.s[sc.i]; c {
+	return ok
+}
+
+// skipSpace is the index of the first byte of s from i on that is not
+// white space (space's rule).
+func skipSpace(s string, i int) int {
+	for i < len(s) && s[i] <= ' ' && isSpace(s[i]) {
+		i++
+	}
+	return i
+}
+
+// scanValue is value over an index held in a local variable, not the
+// scanner's field (the scan is most of validating a message list, and each
+// step through the field was a load and a store): the index past the value
+// starting at s[i], and whether it is one (the index is meaningless when
+// it is not).
+func scanValue(s string, i, depth int) (int, bool) {
+	if i >= len(s) {
+		return i, false
+	}
+	var ok bool
+	switch c := s[i]; c {
 	case '"':
-		return sc.str()
+		return scanString(s, i)
 	case '{':
 		if depth >= maxScanDepth {
-			return false
+			return i, false
 		}
-		sc.i++
-		sc.space()
-		if sc.at('}') {
-			sc.i++
-			return true
+		i = skipSpace(s, i+1)
+		if i < len(s) && s[i] == '}' {
+			return i + 1, true
 		}
 		for {
-			sc.space()
-			if !sc.at('"') || !sc.str() {
-				return false
+			i = skipSpace(s, i)
+			if i >= len(s) || s[i] != '"' {
+				return i, false
 			}
-			sc.space()
-			if !sc.at(':') {
-				return false
+			if i, ok = scanString(s, i); !ok {
+				return i, false
 			}
-			sc.i++
-			sc.space()
-			if !sc.value(depth + 1) {
-				return false
+			i = skipSpace(s, i)
+			if i >= len(s) || s[i] != ':' {
+				return i, false
 			}
-			sc.space()
-			if sc.at(',') {
-				sc.i++
+			i = skipSpace(s, i+1)
+			if i, ok = scanValue(s, i, depth+1); !ok {
+				return i, false
+			}
+			i = skipSpace(s, i)
+			if i < len(s) && s[i] == ',' {
+				i++
 				continue
 			}
-			if !sc.at('}') {
-				return false
+			if i >= len(s) || s[i] != '}' {
+				return i, false
 			}
-			sc.i++
-			return true
+			return i + 1, true
 		}
 	case '[':
 		if depth >= maxScanDepth {
-			return false
+			return i, false
 		}
-		sc.i++
-		sc.space()
-		if sc.at(']') {
-			sc.i++
-			return true
+		i = skipSpace(s, i+1)
+		if i < len(s) && s[i] == ']' {
+			return i + 1, true
 		}
 		for {
-			sc.space()
-			if !sc.value(depth + 1) {
-				return false
+			i = skipSpace(s, i)
+			if i, ok = scanValue(s, i, depth+1); !ok {
+				return i, false
 			}
-			sc.space()
-			if sc.at(',') {
-				sc.i++
+			i = skipSpace(s, i)
+			if i < len(s) && s[i] == ',' {
+				i++
 				continue
 			}
-			if !sc.at(']') {
-				return false
+			if i >= len(s) || s[i] != ']' {
+				return i, false
 			}
-			sc.i++
-			return true
+			return i + 1, true
 		}
-	case 't':
-		return sc.literal("true")
-	case 'f':
-		return sc.literal("false")
-	case 'n':
-		return sc.literal("null")
-	default:
-		return sc.number()
 	}
+	sc := jsonScanner{s: s, i: i}
+	switch s[i] {
+	case 't':
+		ok = sc.literal("true")
+	case 'f':
+		ok = sc.literal("false")
+	case 'n':
+		ok = sc.literal("null")
+	default:
+		ok = sc.number()
+	}
+	return sc.i, ok
 }
 
 func (sc *jsonScanner) literal(lit string) bool {
@@ -239,8 +261,17 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 // are keys and short values; the long ones (message texts, serialized
 // arguments) are most of the bytes.
 func (sc *jsonScanner) str() bool {
-	s := sc.s
-	i := sc.i + 1
+	i, ok := scanString(sc.s, sc.i)
+	if ok {
+		sc.i = i
+	}
+	return ok
+}
+
+// scanString is str over a local index (scanValue): the index past the
+// string opening at s[i], and whether it is one.
+func scanString(s string, i int) (int, bool) {
+	i++
 	for {
 		for n := 0; n < shortStringWords && i+8 <= len(s); n++ {
 			if m := specialMask(word8(s, i)); m != 0 {
@@ -254,10 +285,10 @@ func (sc *jsonScanner) str() bool {
 				i++
 			}
 			if i >= len(s) {
-				return false
+				return i, false
 			}
 		} else if q := strings.IndexByte(s[i:], '"'); q < 0 {
-			return false
+			return i, false
 		} else {
 			// s[i+q] is a quote: the first backslash or control
 			// character before it, if any, comes first.
@@ -266,29 +297,28 @@ func (sc *jsonScanner) str() bool {
 	found:
 		switch s[i] {
 		case '"':
-			sc.i = i + 1
-			return true
+			return i + 1, true
 		case '\\':
 			i++
 			if i >= len(s) {
-				return false
+				return i, false
 			}
 			switch s[i] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				i++
 			case 'u':
 				if len(s)-i < 5 || !isHex(s[i+1]) || !isHex(s[i+2]) || !isHex(s[i+3]) || !isHex(s[i+4]) {
-					return false
+					return i, false
 				}
 				i += 5
 			default:
-				return false
+				return i, false
 			}
 			// After an escape the string is searched a word at a time
 			// again: serialized JSON inside a string has one every few
 			// bytes.
 		default: // a control character
-			return false
+			return i, false
 		}
 	}
 }
