@@ -134,3 +134,34 @@ func fuzzStrings(f *testing.F, seeds []string, check func(*testing.T, string)) {
 	}
 	f.Fuzz(check)
 }
+
+// FuzzPlainStringEnd holds plainStringEnd to what it stands for: from every
+// quote of any text, either 0 (a backslash or non-ASCII byte comes first,
+// or no quote closes) or skipValidString's end, with a literal that is its
+// own text.
+func FuzzPlainStringEnd(f *testing.F) {
+	for _, s := range append(skipStringCases, scanCases...) {
+		f.Add(s)
+	}
+	f.Add(`"abcdefgh\u00e9"`)
+	f.Add("\"abcdefghij\xc3\xa9\"")
+	f.Fuzz(func(t *testing.T, s string) {
+		for i := 0; i < len(s); i++ {
+			if s[i] != '"' {
+				continue
+			}
+			e := plainStringEnd(s, i)
+			j := i + 1
+			for j < len(s) && s[j] != '"' && s[j] != '\\' && s[j] < 0x80 {
+				j++
+			}
+			if j < len(s) && s[j] == '"' {
+				require.Equal(t, j+1, e, "plainStringEnd(%q, %d)", s, i)
+				require.Equal(t, skipValidString(s, i), e, "%q, %d", s, i)
+				require.Equal(t, jsonStringText(s[i:e]), s[i+1:e-1], "%q, %d", s, i)
+			} else {
+				require.Zero(t, e, "plainStringEnd(%q, %d)", s, i)
+			}
+		}
+	})
+}

@@ -57,10 +57,19 @@ func eachMemberAt(v string, fn func(key, rest string) int) int {
 			return sc.i // not valid JSON
 		}
 		k0 := sc.i
-		if sc.i = skipValidString(v, sc.i); sc.i >= len(v) {
+		// Most keys are found and decoded in one pass (plainStringEnd).
+		e := plainStringEnd(v, k0)
+		plain := e > 0
+		if !plain {
+			e = skipValidString(v, k0)
+		}
+		if sc.i = e; sc.i >= len(v) {
 			return sc.i // not valid JSON
 		}
-		key := jsonStringText(v[k0:sc.i])
+		key := v[k0+1 : e-1]
+		if !plain {
+			key = jsonStringText(v[k0:e])
+		}
 		sc.space()
 		sc.i++ // ':'
 		sc.space()
@@ -78,6 +87,33 @@ func eachMemberAt(v string, fn func(key, rest string) int) int {
 			sc.i++
 		}
 	}
+}
+
+// plainStringEnd is the index past the closing quote of the string
+// literal opening at s[i] when no backslash or non-ASCII byte comes before
+// that quote (the literal is its own text, s[i+1:end-1]: what
+// skipValidString and jsonStringText find, in one pass instead of two),
+// else 0.
+func plainStringEnd(s string, i int) int {
+	j := i + 1
+	for ; j+8 <= len(s); j += 8 {
+		w := word8(s, j)
+		q := w ^ ('"' * swarOnes)
+		bs := w ^ ('\\' * swarOnes)
+		// The lowest flagged byte is exact (specialMask).
+		if m := ((q-swarOnes)&^q | (bs-swarOnes)&^bs | w) & swarHighs; m != 0 {
+			j += bits.TrailingZeros64(m) >> 3
+			goto stop
+		}
+	}
+	for j < len(s) && s[j] != '"' && s[j] != '\\' && s[j] < utf8.RuneSelf {
+		j++
+	}
+stop:
+	if j < len(s) && s[j] == '"' {
+		return j + 1
+	}
+	return 0
 }
 
 // validLen is the length of the value at the start of the valid JSON text
