@@ -580,12 +580,70 @@ func decodeMessageAt(v string, jm *jsonMessage) int {
 				}
 			})
 		}
+		if n := setPlainStringAt(messageStringField(jm, i), rest); n > 0 {
+			return n
+		}
 		n := validLen(rest)
 		if n > 0 && i >= 0 {
 			decodeMessageField(jm, i, rest[:n])
 		}
 		return n
 	})
+}
+
+// decodeFieldsAt decodes the members of the object at the start of the
+// valid JSON text v into x, keys matched by fs, and returns its length: a
+// string field (strField) is read in one pass when its literal is its own
+// text (setPlainStringAt), any other value by decodeField.
+func decodeFieldsAt[T any](v string, x *T, fs *fieldSet, strField func(*T, int) *string, decodeField func(*T, int, string)) int {
+	return eachMemberAt(v, func(key, rest string) int {
+		i := fs.index(key)
+		if n := setPlainStringAt(strField(x, i), rest); n > 0 {
+			return n
+		}
+		n := validLen(rest)
+		if n > 0 {
+			decodeField(x, i, rest[:n])
+		}
+		return n
+	})
+}
+
+// messageStringField is the string field i of messageFields decodes into
+// (setString in decodeMessageField), nil for the others.
+func messageStringField(jm *jsonMessage, i int) *string {
+	switch i {
+	case 0:
+		return &jm.Role
+	case 4:
+		return &jm.ToolCallID
+	case 5:
+		return &jm.Name
+	case 6:
+		return &jm.FinishReason
+	case 7:
+		return &jm.Status
+	case 8:
+		return &jm.Type
+	case 9:
+		return &jm.CallID
+	}
+	return nil
+}
+
+// setPlainStringAt is setString of the value at the start of rest when it
+// is a string literal that is its own text (plainStringEnd: found and
+// decoded in one pass, not skipped by validLen and then decoded again),
+// returning its length; 0 (nothing set) for any other value, or a nil dst.
+func setPlainStringAt(dst *string, rest string) int {
+	if dst == nil || jsonKind(rest) != '"' {
+		return 0
+	}
+	e := plainStringEnd(rest, 0)
+	if e > 0 {
+		*dst = rest[1 : e-1]
+	}
+	return e
 }
 
 // decodeMessageField decodes the value val of field i (messageFields, a
@@ -634,46 +692,72 @@ func decodePartAt(v string, p *jsonPart) int {
 	if jsonKind(v) != '{' {
 		return validLen(v)
 	}
-	return eachMember(v, func(key, val string) {
-		switch partFieldSet.index(key) {
-		case 0:
-			setString(&p.Type, val)
-		case 1:
-			setRaw(&p.Text, val)
-		case 2:
-			setRaw(&p.Content, val)
-		case 3:
-			setString(&p.ID, val)
-		case 4:
-			setString(&p.Name, val)
-		case 5:
-			setRaw(&p.Arguments, val)
-		case 6:
-			setRaw(&p.Response, val)
-		case 7:
-			setRaw(&p.Result, val)
-		case 8:
-			setString(&p.ToolCallID, val)
-		case 9:
-			setString(&p.ToolName, val)
-		case 10:
-			setRaw(&p.Input, val)
-		case 11:
-			setRaw(&p.Args, val)
-		case 12:
-			setRaw(&p.Output, val)
-		case 13:
-			setRaw(&p.Error, val)
-		case 14:
-			setBoolPtr(&p.IsError, val)
-		case 15:
-			setBoolPtr(&p.IsErrorSn, val)
-		case 16:
-			setString(&p.ToolUseID, val)
-		case 17:
-			setString(&p.CallID, val)
-		}
-	})
+	return decodeFieldsAt(v, p, partFieldSet, partStringField, decodePartField)
+}
+
+// decodePartField decodes the value val of field i into p (for a value
+// setPlainStringAt did not read).
+func decodePartField(p *jsonPart, i int, val string) {
+	switch i {
+	case 0:
+		setString(&p.Type, val)
+	case 1:
+		setRaw(&p.Text, val)
+	case 2:
+		setRaw(&p.Content, val)
+	case 3:
+		setString(&p.ID, val)
+	case 4:
+		setString(&p.Name, val)
+	case 5:
+		setRaw(&p.Arguments, val)
+	case 6:
+		setRaw(&p.Response, val)
+	case 7:
+		setRaw(&p.Result, val)
+	case 8:
+		setString(&p.ToolCallID, val)
+	case 9:
+		setString(&p.ToolName, val)
+	case 10:
+		setRaw(&p.Input, val)
+	case 11:
+		setRaw(&p.Args, val)
+	case 12:
+		setRaw(&p.Output, val)
+	case 13:
+		setRaw(&p.Error, val)
+	case 14:
+		setBoolPtr(&p.IsError, val)
+	case 15:
+		setBoolPtr(&p.IsErrorSn, val)
+	case 16:
+		setString(&p.ToolUseID, val)
+	case 17:
+		setString(&p.CallID, val)
+	}
+}
+
+// partStringField is the string field i decodes into (setString in
+// decodePartField), nil for the others.
+func partStringField(p *jsonPart, i int) *string {
+	switch i {
+	case 0:
+		return &p.Type
+	case 3:
+		return &p.ID
+	case 4:
+		return &p.Name
+	case 8:
+		return &p.ToolCallID
+	case 9:
+		return &p.ToolName
+	case 16:
+		return &p.ToolUseID
+	case 17:
+		return &p.CallID
+	}
+	return nil
 }
 
 var toolCallFields = []string{"id", "name", "arguments", "args", "input", "function", "toolCallId", "toolName"}
@@ -686,35 +770,55 @@ func decodeToolCallAt(v string, c *jsonToolCall) int {
 	if jsonKind(v) != '{' {
 		return validLen(v)
 	}
-	return eachMember(v, func(key, val string) {
-		switch toolCallFieldSet.index(key) {
-		case 0:
-			setString(&c.ID, val)
-		case 1:
-			setString(&c.Name, val)
-		case 2:
-			setRaw(&c.Arguments, val)
-		case 3:
-			setRaw(&c.Args, val)
-		case 4:
-			setRaw(&c.Input, val)
-		case 5:
-			if jsonKind(val) == '{' {
-				eachMember(val, func(k, fv string) {
-					switch fieldIndex(k, []string{"name", "arguments"}) {
-					case 0:
-						setString(&c.Function.Name, fv)
-					case 1:
-						setRaw(&c.Function.Arguments, fv)
-					}
-				})
-			}
-		case 6:
-			setString(&c.ToolCallID, val)
-		case 7:
-			setString(&c.ToolName, val)
+	return decodeFieldsAt(v, c, toolCallFieldSet, toolCallStringField, decodeToolCallField)
+}
+
+// decodeToolCallField decodes the value val of field i into c (for a
+// value setPlainStringAt did not read).
+func decodeToolCallField(c *jsonToolCall, i int, val string) {
+	switch i {
+	case 0:
+		setString(&c.ID, val)
+	case 1:
+		setString(&c.Name, val)
+	case 2:
+		setRaw(&c.Arguments, val)
+	case 3:
+		setRaw(&c.Args, val)
+	case 4:
+		setRaw(&c.Input, val)
+	case 5:
+		if jsonKind(val) == '{' {
+			eachMember(val, func(k, fv string) {
+				switch fieldIndex(k, []string{"name", "arguments"}) {
+				case 0:
+					setString(&c.Function.Name, fv)
+				case 1:
+					setRaw(&c.Function.Arguments, fv)
+				}
+			})
 		}
-	})
+	case 6:
+		setString(&c.ToolCallID, val)
+	case 7:
+		setString(&c.ToolName, val)
+	}
+}
+
+// toolCallStringField is the string field i decodes into (setString in
+// decodeToolCallField), nil for the others.
+func toolCallStringField(c *jsonToolCall, i int) *string {
+	switch i {
+	case 0:
+		return &c.ID
+	case 1:
+		return &c.Name
+	case 6:
+		return &c.ToolCallID
+	case 7:
+		return &c.ToolName
+	}
+	return nil
 }
 
 // jsonGeneration is one element of LangChain's LLM output
