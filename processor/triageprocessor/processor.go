@@ -77,6 +77,11 @@ type heldTrace struct {
 	// a buffer holds many traces, and a trace with these fields inline
 	// took a 288-byte object where this one fits in 128.
 	rare *heldRare
+	// late is what arrives while the trace is being decided, made on
+	// first use. It is not in rare: ConsumeTraces writes it under p.mu
+	// while the decision reads rare without the lock (a rare part made
+	// for late spans then raced with the decision's reads of h.rare).
+	late *lateState
 
 	// Set once the trace leaves the buffer for a decision.
 	trigger trigger
@@ -90,14 +95,6 @@ type heldTrace struct {
 type heldRare struct {
 	rootDue time.Time // with root_wait: when the root decision is due
 	cutBy   string    // the per-trace limit that forced the decision, if any
-	// late holds spans that arrived while the trace was being decided
-	// (including spans cut by a limit); they are annotated from the
-	// decision and forwarded with the trace. lateSpans and lateBytes count
-	// what arrived while deciding, which a trace waiting for a model answer
-	// keeps within max_spans_per_trace and max_trace_bytes (passLate).
-	late      ptrace.Traces
-	lateSpans int
-	lateBytes int
 
 	// logs are the GenAI log events held for the trace (logs.go); logsDue,
 	// once its root arrived, is how long it waits for the rest of them.
@@ -111,6 +108,18 @@ type heldRare struct {
 	// built holds the runs of a trace the check found over, for its
 	// decision (set as it leaves the buffer).
 	built *builtTrace
+}
+
+// lateState holds spans that arrived while the trace was being decided
+// (including spans cut by a limit); they are annotated from the decision
+// and forwarded with the trace. spans and bytes count what arrived while
+// deciding, which a trace waiting for a model answer keeps within
+// max_spans_per_trace and max_trace_bytes (passLate). Written under p.mu;
+// read by publish once the trace left p.deciding.
+type lateState struct {
+	td    ptrace.Traces
+	spans int
+	bytes int
 }
 
 // noRare is the rare part of a held trace that has none (read only).
@@ -734,24 +743,37 @@ type lateGroup struct {
 // without bound. Within max_spans_per_trace and max_trace_bytes of late
 // spans they wait for the decision and are counted in h.
 func passLate(h *heldTrace, g *traceGroup, cfg *Config) bool {
-	if r := h.rareOrZero(); r.lateSpans+g.spans > cfg.MaxSpansPerTrace || r.lateBytes+g.bytes > cfg.MaxTraceBytes {
+	var spans, bytes int
+	if l := h.late; l != nil {
+		spans, bytes = l.spans, l.bytes
+	}
+	if spans+g.spans > cfg.MaxSpansPerTrace || bytes+g.bytes > cfg.MaxTraceBytes {
 		return true
 	}
-	r := h.rareState()
-	r.lateSpans += g.spans
-	r.lateBytes += g.bytes
+	l := h.lateState()
+	l.spans += g.spans
+	l.bytes += g.bytes
 	return false
+}
+
+// lateState is the trace's late part, made on first use. Called with p.mu
+// held.
+func (h *heldTrace) lateState() *lateState {
+	if h.late == nil {
+		h.late = &lateState{}
+	}
+	return h.late
 }
 
 // addLate keeps spans that arrived while the trace is being decided.
 // Called with p.mu held.
 func (h *heldTrace) addLate(td ptrace.Traces) {
-	r := h.rareState()
-	if r.late == (ptrace.Traces{}) {
-		r.late = td
+	l := h.lateState()
+	if l.td == (ptrace.Traces{}) {
+		l.td = td
 		return
 	}
-	td.ResourceSpans().MoveAndAppendTo(r.late.ResourceSpans())
+	td.ResourceSpans().MoveAndAppendTo(l.td.ResourceSpans())
 }
 
 // addUntilLimit adds the spans of g to h one by one, as long as the trace
@@ -894,9 +916,9 @@ func (p *triageProcessor) publish(ctx context.Context, toDecide []*heldTrace, de
 	}
 	for i, h := range toDecide {
 		add(h.td)
-		if late := h.rareOrZero().late; late != (ptrace.Traces{}) {
-			decisions[i].annotateLateAll(late)
-			add(late)
+		if l := h.late; l != nil && l.td != (ptrace.Traces{}) {
+			decisions[i].annotateLateAll(l.td)
+			add(l.td)
 		}
 	}
 	if extra != (ptrace.Traces{}) {
