@@ -94,8 +94,12 @@ type traceAnnotations struct {
 	// verdict.
 	incident map[pcommon.SpanID][]annotation
 	root     map[pcommon.SpanID][]annotation
-	buf      []annotation
-	evals    []evaluation
+	// annotated has the bit spanBit of every span ID in incident or root:
+	// a trace's spans are walked for the few that get annotations, and
+	// one whose bit is clear is passed over without the two map lookups.
+	annotated uint64
+	buf       []annotation
+	evals     []evaluation
 	// text holds the bytes of the strings made for the annotations (the
 	// evaluations' explanations, the evidence span ids): they go out on
 	// the spans, so what was carved from it is never written again and
@@ -136,6 +140,7 @@ func (t *traceAnnotations) release() {
 	t.text = nil
 	clear(t.incident)
 	clear(t.root)
+	t.annotated = 0
 	t.w.reset()
 	traceAnnotationsPool.Put(t)
 }
@@ -249,9 +254,28 @@ func kept(anns []annotation) []annotation {
 	return out
 }
 
+// setIncident sets the incident annotations of span id.
+func (t *traceAnnotations) setIncident(id pcommon.SpanID, anns []annotation) {
+	t.incident[id] = anns
+	t.annotated |= spanBit(id)
+}
+
+// setRoot sets the run-root annotations of span id.
+func (t *traceAnnotations) setRoot(id pcommon.SpanID, anns []annotation) {
+	t.root[id] = anns
+	t.annotated |= spanBit(id)
+}
+
+// spanBit is a span ID's bit in traceAnnotations.annotated: from its last
+// byte (span IDs are random; a collision only costs the lookups).
+func spanBit(id pcommon.SpanID) uint64 { return 1 << (id[len(id)-1] & 63) }
+
 // annotate sets the trace's attributes on span.
 func (t *traceAnnotations) annotate(span ptrace.Span) {
 	id := span.SpanID()
+	if t.annotated&spanBit(id) == 0 {
+		return
+	}
 	inc, hasInc := t.incident[id]
 	root, hasRoot := t.root[id]
 	if !hasInc && !hasRoot {
@@ -507,7 +531,7 @@ func (p *triageProcessor) annotateRuns(ctx context.Context, h *heldTrace, ct *cl
 				if evals {
 					anns = t.evaluated(anns, incidentEvaluation(t, &inc))
 				}
-				t.incident[inc.SpanID] = anns
+				t.setIncident(inc.SpanID, anns)
 			}
 			rootAnns = appendRootAnnotations(t, t.list(rootAnnotationsCap(v.Outcome)), v, ruleErrText)
 			if evals {
@@ -525,7 +549,7 @@ func (p *triageProcessor) annotateRuns(ctx context.Context, h *heldTrace, ct *cl
 		}
 		p.tb.ProcessorTriageDecisions.Add(ctx, 1, adds2("verdict", outcome, "failure_type", failureType)...)
 		if run.RootFound {
-			t.root[run.RootSpanID] = rootAnns
+			t.setRoot(run.RootSpanID, rootAnns)
 			continue
 		}
 		// The root never arrived: the run's top spans stand in for it so
@@ -538,7 +562,7 @@ func (p *triageProcessor) annotateRuns(ctx context.Context, h *heldTrace, ct *cl
 			d.roots = append(d.roots, missingRoot{id: run.RootSpanID, anns: rootAnns})
 		}
 		for _, id := range run.TopSpanIDs {
-			t.root[id] = standIn
+			t.setRoot(id, standIn)
 		}
 		if lateRootOutcome == "" || worse(outcome, lateRootOutcome) {
 			lateRootOutcome = outcome

@@ -181,6 +181,10 @@ func addEvaluations(b *xpdata.MapBuilder, span ptrace.Span, anns ...[]annotation
 	if n == 0 {
 		return
 	}
+	ts := span.EndTimestamp()
+	if ts == 0 {
+		ts = span.StartTimestamp()
+	}
 	events := span.Events()
 	events.EnsureCapacity(events.Len() + n)
 	for _, list := range anns {
@@ -190,10 +194,6 @@ func addEvaluations(b *xpdata.MapBuilder, span ptrace.Span, anns ...[]annotation
 			}
 			ev := events.AppendEmpty()
 			ev.SetName(eventEvaluationResult)
-			ts := span.EndTimestamp()
-			if ts == 0 {
-				ts = span.StartTimestamp()
-			}
 			ev.SetTimestamp(ts)
 			b.EnsureCapacity(4)
 			b.AppendEmpty(attrEvaluationName).SetStr(evaluationName)

@@ -55,15 +55,20 @@ type inFlight struct {
 type inFlightFeed struct {
 	h     *heldTrace
 	reads []guard.Read
-	// res is a copy of the batch's resource of the trace, for the
-	// decision spans.
+	// res is the batch's (first) resource of the trace, for the decision
+	// spans: the resource itself, now among the held trace's spans, not a
+	// copy. Nothing writes a held trace's resources, and runInFlight reads
+	// it only under the trace's in-flight lock before the watch is closed,
+	// which the decision does (closeInFlight) before it annotates or
+	// forwards the spans: a copy is made only for a decision span, when a
+	// guard trips, instead of for every batch read.
 	res pcommon.Resource
 }
 
 // groupReads are the reads of one batch's spans of one trace.
 type groupReads struct {
 	reads []guard.Read
-	res   pcommon.Resource
+	res   pcommon.Resource // (see inFlightFeed.res)
 }
 
 // readInFlight reads, for the guards, the spans of each group of the batch
@@ -75,6 +80,9 @@ func (p *triageProcessor) readInFlight(groups []*traceGroup) []groupReads {
 		return nil
 	}
 	var out []groupReads // (made for the first group read: a batch with its root reads none)
+	// The spans to read are listed in room on the stack when they fit
+	// (guards.Read keeps none of the list).
+	var room [16]guard.Span
 	for i, g := range groups {
 		if g.root || g.td.ResourceSpans().Len() == 0 {
 			continue
@@ -82,7 +90,10 @@ func (p *triageProcessor) readInFlight(groups []*traceGroup) []groupReads {
 		if out == nil {
 			out = make([]groupReads, len(groups))
 		}
-		batch := make([]guard.Span, 0, g.spans)
+		batch := room[:0]
+		if g.spans > len(room) {
+			batch = make([]guard.Span, 0, g.spans)
+		}
 		rss := g.td.ResourceSpans()
 		for ri := 0; ri < rss.Len(); ri++ {
 			rs := rss.At(ri)
@@ -93,14 +104,12 @@ func (p *triageProcessor) readInFlight(groups []*traceGroup) []groupReads {
 				}
 			}
 		}
-		res := pcommon.NewResource()
-		rss.At(0).Resource().CopyTo(res)
 		reads := p.guards.Read(batch)
 		g.guardSizes = make([]int, len(reads))
 		for k := range reads {
 			g.guardSizes[k] = reads[k].Bytes()
 		}
-		out[i] = groupReads{reads: reads, res: res}
+		out[i] = groupReads{reads: reads, res: rss.At(0).Resource()}
 	}
 	return out
 }
