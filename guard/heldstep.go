@@ -2,6 +2,7 @@ package guard
 
 import (
 	"bytes"
+	"math"
 	"slices"
 	"strings"
 	"unsafe"
@@ -65,25 +66,42 @@ type heldTool struct {
 // results of its own calls share one address (a step records one or the
 // other; when it records both, they are copied into one array, results).
 // The model, provider and finish reasons, which most model steps of every
-// run repeat, are one shared record (namesOf): 96 B in all, was 128 B
-// with the three of them kept in each step. The output text, which most
+// run repeat, are one shared record (namesOf). The output text, which most
 // model steps do not record (they request tools; 124 of 626 in the
 // captures), is behind a pointer (nil when empty), and which result lists
-// are not nil is kept in the lengths' top bits: 80 B (the 80 B class),
-// was 96.
+// are not nil is kept in the lengths' top bits. The token counts are two
+// 32-bit halves of one word, and a step whose usage they cannot hold (a
+// recorded cost, a count past 2³²-1) keeps it beside the output text
+// (heldUsage): 64 B (the 64 B class), was 80 with the counts and the cost
+// in three words of their own.
 type heldLLM struct {
-	names     *heldNames
-	output    *string
+	names *heldNames
+	// output is the output text, a *string, or, when the requested
+	// list's length has usageHeld set, a *heldUsage (the text first).
+	output    unsafe.Pointer
 	requested *trajectory.ToolCall
 	offered   *trajectory.ToolDef
 	results   *trajectory.ToolResult
 	// lens are the lengths of the lists, in the order below; the result
 	// lists' have hasList set when the list is not nil (with both, the
 	// input results come first at results).
-	lens                      [4]uint32
-	InputTokens, OutputTokens int64
-	Cost                      float64
+	lens [4]uint32
+	// tokens are the input tokens (low half) and the output tokens (high
+	// half), when the usage is not in output's heldUsage.
+	tokens uint64
 }
+
+// heldUsage is a model step's output text and its usage as recorded, for
+// a step whose usage heldLLM.tokens cannot hold.
+type heldUsage struct {
+	output                    string // first: output points at it either way
+	inputTokens, outputTokens int64
+	cost                      float64
+}
+
+// usageHeld is the bit of the requested list's length that says the
+// usage is in a heldUsage (heldLLM.output).
+const usageHeld = 1 << 31
 
 // hasList is the bit of a result list's length that says the list is not
 // nil (heldLLM.lens): a held list is a span's, far shorter than 2³¹.
@@ -175,7 +193,7 @@ func (l *heldLLM) Model() string           { return l.names.model }
 func (l *heldLLM) Provider() string        { return l.names.provider }
 func (l *heldLLM) FinishReasons() []string { return l.names.finishReasons }
 func (l *heldLLM) Requested() []trajectory.ToolCall {
-	return heldList(l.requested, l.lens[listRequested])
+	return heldList(l.requested, l.lens[listRequested]&^usageHeld)
 }
 func (l *heldLLM) Offered() []trajectory.ToolDef { return heldList(l.offered, l.lens[listOffered]) }
 func (l *heldLLM) InputResults() []trajectory.ToolResult {
@@ -204,7 +222,33 @@ func (l *heldLLM) outputText() string {
 	if l.output == nil {
 		return ""
 	}
-	return *l.output
+	return *(*string)(l.output)
+}
+
+// usage is the step's input and output tokens and its cost as recorded.
+func (l *heldLLM) usage() (in, out int64, cost float64) {
+	if l.lens[listRequested]&usageHeld != 0 {
+		u := (*heldUsage)(l.output)
+		return u.inputTokens, u.outputTokens, u.cost
+	}
+	return int64(uint32(l.tokens)), int64(l.tokens >> 32), 0
+}
+
+// holdUsage keeps the step's output text and usage.
+func (l *heldLLM) holdUsage(output string, in, out int64, cost float64) {
+	if math.Float64bits(cost) != 0 || uint64(in) > math.MaxUint32 || uint64(out) > math.MaxUint32 {
+		// Its own record: the text's header too, never a pointer into
+		// the reading (which would keep the whole of it).
+		l.output = unsafe.Pointer(&heldUsage{output: output, inputTokens: in, outputTokens: out, cost: cost})
+		l.lens[listRequested] |= usageHeld
+		return
+	}
+	l.tokens = uint64(in) | uint64(out)<<32
+	if output != "" {
+		// Its own string header: a pointer into the reading would keep
+		// the whole of it.
+		l.output = unsafe.Pointer(&output)
+	}
 }
 
 // holdResults keeps a model step's two result lists at one address.
@@ -303,19 +347,15 @@ func holdStep(st *trajectory.Step, parent pcommon.SpanID) heldStep {
 		}
 	}
 	if l != nil {
-		*l = heldLLM{names: &noNames, InputTokens: st.InputTokens, OutputTokens: st.OutputTokens, Cost: st.Cost}
-		if st.OutputText != "" {
-			// Its own string header: a pointer into st would keep the
-			// whole reading.
-			out := st.OutputText
-			l.output = &out
-		}
+		*l = heldLLM{names: &noNames}
 		if st.Model != "" || st.Provider != "" || st.FinishReasons != nil {
 			l.names = namesOf(st.Model, st.Provider, st.FinishReasons)
 		}
 		l.requested = holdList(st.Requested, &l.lens[listRequested])
 		l.offered = holdList(st.Offered, &l.lens[listOffered])
 		l.holdResults(st.InputResults, st.ToolResults)
+		// (After the requested list's length, whose top bit it may set.)
+		l.holdUsage(st.OutputText, st.InputTokens, st.OutputTokens, st.Cost)
 	}
 	for _, f := range [...]struct {
 		set  bool
@@ -382,7 +422,7 @@ func (h *heldStep) step(st *trajectory.Step) {
 	if l := h.llm(); l != nil {
 		st.Model, st.Provider, st.FinishReasons, st.Requested, st.Offered = l.names.model, l.names.provider, l.names.finishReasons, l.Requested(), l.Offered()
 		st.InputResults, st.ToolResults, st.OutputText = l.InputResults(), l.ToolResults(), l.outputText()
-		st.InputTokens, st.OutputTokens, st.Cost = l.InputTokens, l.OutputTokens, l.Cost
+		st.InputTokens, st.OutputTokens, st.Cost = l.usage()
 	}
 }
 

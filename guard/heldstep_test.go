@@ -1,8 +1,11 @@
 package guard
 
 import (
+	"fmt"
+	"math"
 	"reflect"
 	"testing"
+	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
@@ -76,6 +79,41 @@ func TestHeldStepRoundTrip(t *testing.T) {
 	check("one finish reason", trajectory.Step{Kind: trajectory.StepLLM, Model: "m", Provider: "p", FinishReasons: []string{"stop"}})
 	check("two finish reasons", trajectory.Step{Kind: trajectory.StepLLM, FinishReasons: []string{"stop", "length"}})
 	check("no finish reason", trajectory.Step{Kind: trajectory.StepLLM, FinishReasons: []string{}})
+	// The usage in the one word of token counts, and each value it cannot
+	// hold (kept beside the output text), with and without output text
+	// and requested calls (whose length's top bit says which).
+	calls := []trajectory.ToolCall{{Name: "c"}}
+	for _, u := range []struct {
+		in, out int64
+		cost    float64
+	}{{0, 0, 0}, {math.MaxUint32, math.MaxUint32, 0}, {math.MaxUint32 + 1, 2, 0}, {3, math.MaxUint32 + 1, 0}, {-1, 5, 0}, {5, -1, 0},
+		{math.MaxInt64, math.MinInt64, 0}, {1, 2, 0.5}, {1, 2, math.Copysign(0, -1)}, {0, 0, math.NaN()}} {
+		for _, out := range []string{"", "done"} {
+			for _, req := range [][]trajectory.ToolCall{nil, calls} {
+				st := trajectory.Step{Kind: trajectory.StepLLM, InputTokens: u.in, OutputTokens: u.out, Cost: u.cost, OutputText: out, Requested: req}
+				h := holdStep(&st, st.ParentID)
+				var got trajectory.Step
+				h.stepAt(&got, st.ParentID)
+				if got.InputTokens != u.in || got.OutputTokens != u.out || math.Float64bits(got.Cost) != math.Float64bits(u.cost) ||
+					got.OutputText != out || len(got.Requested) != len(req) {
+					t.Errorf("usage %d/%d/%v, output %q, %d requested: held step gives back %d/%d/%v, %q, %d requested",
+						u.in, u.out, u.cost, out, len(req), got.InputTokens, got.OutputTokens, got.Cost, got.OutputText, len(got.Requested))
+				}
+				if math.IsNaN(u.cost) {
+					continue // (DeepEqual: NaN is not NaN)
+				}
+				check(fmt.Sprintf("usage %d/%d/%v, output %q, %d requested", u.in, u.out, u.cost, out, len(req)), st)
+			}
+		}
+	}
+}
+
+// A model step's group is 64 B: each byte of it is held per model step
+// of every held trace.
+func TestHeldLLMSize(t *testing.T) {
+	if n := unsafe.Sizeof(heldLLM{}); n != 64 {
+		t.Errorf("heldLLM is %d B, want 64", n)
+	}
 }
 
 // A held tool call's step is smaller than a Step.

@@ -404,7 +404,8 @@ func (r *Run) counted(s *stepRec) recovery.Usage {
 		return s.extra.usage
 	}
 	l := s.eff.model()
-	return r.g.prices.usage(l.Model(), l.InputTokens, l.OutputTokens, l.Cost)
+	in, out, cost := l.usage()
+	return r.g.prices.usage(l.Model(), in, out, cost)
 }
 
 // callStatus is what is known of a call's outcome.
@@ -810,7 +811,8 @@ func (r *Run) fold(k int32) {
 	s := r.steps.at(k)
 	if s.eff.stepKind() == trajectory.StepLLM {
 		l := s.eff.model()
-		u, was := r.g.prices.usage(l.Model(), l.InputTokens, l.OutputTokens, l.Cost), r.counted(s)
+		in, out, cost := l.usage()
+		u, was := r.g.prices.usage(l.Model(), in, out, cost), r.counted(s)
 		r.usage = r.usage.Add(sub(u, was))
 		if u != was && !u.IsZero() {
 			r.lastUsageSpan = s.eff.spanID
