@@ -103,7 +103,7 @@ requests:
 // at the next turn.
 func (r *Run) toolStep(k int32) {
 	s := r.steps.at(k)
-	if s.call < 0 {
+	if s.callIndex() < 0 {
 		tc := s.eff.toolCall()
 		j := int32(-1)
 		if id := tc.ToolCallID; id != "" {
@@ -126,16 +126,17 @@ func (r *Run) toolStep(k int32) {
 			j = r.newCall(callRec{name: tc.ToolName, reqStep: -1, tool: k, resultStep: -1}, tc.ToolCallID)
 			r.early.add(j)
 		}
-		s.call = j
+		s.setCall(j)
 		c := r.calls.ref(j)
 		c.tool = k
 		if c.name == "" {
 			c.name = tc.ToolName
 		}
 	}
-	r.classify(s.call)
-	if r.args(r.calls.ref(s.call)) != "" {
-		r.addToLoop(s.call)
+	j := s.callIndex()
+	r.classify(j)
+	if r.args(r.calls.ref(j)) != "" {
+		r.addToLoop(j)
 	}
 }
 

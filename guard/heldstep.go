@@ -8,7 +8,6 @@ import (
 	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/triage-otel/triage/trajectory"
 )
@@ -25,23 +24,28 @@ type heldStep struct {
 	spanID     pcommon.SpanID
 	start, end pcommon.Timestamp
 	name       string
-	// grp is the tool-call group (*heldTool), the model-call group
-	// (*heldLLM) or both (*heldBoth), as flags say (flagTool, flagLLM):
-	// a step has one or the other, nearly always.
-	grp unsafe.Pointer
-	// errs is the error evidence, and Kind, Convention and ParentID when
-	// they are not values the codes and the span's node say (SpanReader
-	// sets only those: see odd).
-	errs       *heldErrs
+	// grp is the groups of fields the step sets, as flags say
+	// (flagTool, flagLLM, flagErrs): the tool-call group (*heldTool),
+	// the model-call group (*heldLLM), the error evidence (*heldErrs,
+	// with Kind, Convention and ParentID when they are not values the
+	// codes and the span's node say: see odd), or a record of several
+	// of them in that order (heldBoth, heldToolErrs, heldLLMErrs,
+	// heldAll: one pointer and one allocation for them, where a pointer
+	// of its own for the error evidence made a held step 64 B, not 56).
+	grp        unsafe.Pointer
 	kind, conv uint8
 	flags      uint8
-	// rec and status are the step record's (stepRec), kept in room the
-	// fields above leave (a stepRec is 80 B, not 96): its flags, and
-	// the status code of the call's outermost span. holdStep leaves them
-	// zero; a step record keeps them when its reading changes (setEff).
-	rec    uint8
-	status ptrace.StatusCode
+	// rec and link are the step record's (stepRec), kept in room the
+	// fields above leave (a stepRec is 64 B, not 80): its flags, and the
+	// step's call or the step it was merged into (stepRec.callIndex,
+	// mergedInto). holdStep leaves rec zero and link noLink; a step record
+	// keeps them when its reading changes (setEff).
+	rec  uint8
+	link int32
 }
+
+// noLink is a step record's link when it has no call and was not merged.
+const noLink = -1
 
 // The parent span's ID is not kept in a held step: it is the span's, which
 // the run's span index keeps (spanNode.parent), and no reader of the
@@ -49,12 +53,29 @@ type heldStep struct {
 // held step gives it back where Build takes it over (ReadStep, stepAt).
 // A reading whose ParentID is not its span's parent keeps it in odd.
 
-// heldBoth is the groups of a step that has a tool call's fields and a
-// model call's.
-type heldBoth struct {
-	llm  heldLLM
-	tool heldTool
-}
+// The records of several groups (heldStep.grp): the model-call group
+// first, then the tool-call group, then the error evidence, each where
+// llm, tool and errs find it (each group's size is a multiple of 8, so
+// the fields lie end to end, TestHeldGroupOffsets).
+type (
+	heldBoth struct {
+		llm  heldLLM
+		tool heldTool
+	}
+	heldLLMErrs struct {
+		llm  heldLLM
+		errs heldErrs
+	}
+	heldToolErrs struct {
+		tool heldTool
+		errs heldErrs
+	}
+	heldAll struct {
+		llm  heldLLM
+		tool heldTool
+		errs heldErrs
+	}
+)
 
 type heldTool struct {
 	ToolName, ToolCallID, Arguments, Result string
@@ -291,6 +312,7 @@ const (
 	flagOutputEmpty
 	flagTool // grp holds the tool-call group
 	flagLLM  // grp holds the model-call group
+	flagErrs // grp holds the error evidence
 )
 
 // oddCode is the kind or convention code of a value kept in odd.
@@ -320,33 +342,21 @@ var noLLM = heldLLM{names: &noNames}
 // parent. The slices and texts are st's (not copied).
 func holdStep(st *trajectory.Step, parent pcommon.SpanID) heldStep {
 	h := heldStep{spanID: st.SpanID, start: st.Start, end: st.End, name: st.Name,
-		kind: codeOf(st.Kind, stepKinds[:]), conv: codeOf(st.Convention, conventions[:])}
+		kind: codeOf(st.Kind, stepKinds[:]), conv: codeOf(st.Convention, conventions[:]), link: noLink}
 	g := groupsOf(st)
 	g.odd = g.odd || st.ParentID != parent
-	var tool *heldTool
-	var l *heldLLM
-	switch {
-	case g.tool && g.llm:
-		b := &heldBoth{}
-		tool, l = &b.tool, &b.llm
-		h.grp, h.flags = unsafe.Pointer(b), flagTool|flagLLM
-	case g.tool:
-		tool = &heldTool{}
-		h.grp, h.flags = unsafe.Pointer(tool), flagTool
-	case g.llm:
-		l = &heldLLM{}
-		h.grp, h.flags = unsafe.Pointer(l), flagLLM
-	}
-	if tool != nil {
+	var grp groupsRec
+	h.grp, h.flags, grp = g.alloc()
+	if tool := grp.tool; tool != nil {
 		*tool = heldTool{st.ToolName, st.ToolCallID, st.Arguments, st.Result}
 	}
-	if g.errs || g.odd {
-		h.errs = &heldErrs{StatusMessage: st.StatusMessage, Errors: st.Errors, HTTPStatus: st.HTTPStatus, JSONRPCCode: st.JSONRPCCode}
+	if e := grp.errs; e != nil {
+		*e = heldErrs{StatusMessage: st.StatusMessage, Errors: st.Errors, HTTPStatus: st.HTTPStatus, JSONRPCCode: st.JSONRPCCode}
 		if g.odd {
-			h.errs.odd = &heldOdd{kind: st.Kind, conv: st.Convention, parent: st.ParentID}
+			e.odd = &heldOdd{kind: st.Kind, conv: st.Convention, parent: st.ParentID}
 		}
 	}
-	if l != nil {
+	if l := grp.llm; l != nil {
 		*l = heldLLM{names: &noNames}
 		if st.Model != "" || st.Provider != "" || st.FinishReasons != nil {
 			l.names = namesOf(st.Model, st.Provider, st.FinishReasons)
@@ -371,6 +381,55 @@ func holdStep(st *trajectory.Step, parent pcommon.SpanID) heldStep {
 // heldGroups says which groups of fields a held step keeps.
 type heldGroups struct{ tool, llm, errs, odd bool }
 
+// groupsRec is where the groups of a record made by alloc lie (nil for
+// those it does not hold).
+type groupsRec struct {
+	llm  *heldLLM
+	tool *heldTool
+	errs *heldErrs
+}
+
+// alloc makes the record of the groups g keeps (nil when none) and
+// returns it with the flags that say which it holds and where each lies.
+func (g heldGroups) alloc() (unsafe.Pointer, uint8, groupsRec) {
+	var f uint8
+	if g.tool {
+		f |= flagTool
+	}
+	if g.llm {
+		f |= flagLLM
+	}
+	if g.errs || g.odd {
+		f |= flagErrs
+	}
+	var r groupsRec
+	var p unsafe.Pointer
+	switch f {
+	case flagTool:
+		r.tool = &heldTool{}
+		p = unsafe.Pointer(r.tool)
+	case flagLLM:
+		r.llm = &heldLLM{}
+		p = unsafe.Pointer(r.llm)
+	case flagErrs:
+		r.errs = &heldErrs{}
+		p = unsafe.Pointer(r.errs)
+	case flagTool | flagLLM:
+		b := &heldBoth{}
+		r.llm, r.tool, p = &b.llm, &b.tool, unsafe.Pointer(b)
+	case flagLLM | flagErrs:
+		b := &heldLLMErrs{}
+		r.llm, r.errs, p = &b.llm, &b.errs, unsafe.Pointer(b)
+	case flagTool | flagErrs:
+		b := &heldToolErrs{}
+		r.tool, r.errs, p = &b.tool, &b.errs, unsafe.Pointer(b)
+	case flagTool | flagLLM | flagErrs:
+		b := &heldAll{}
+		r.llm, r.tool, r.errs, p = &b.llm, &b.tool, &b.errs, unsafe.Pointer(b)
+	}
+	return p, f, r
+}
+
 func groupsOf(st *trajectory.Step) heldGroups {
 	return heldGroups{
 		tool: st.ToolName != "" || st.ToolCallID != "" || st.Arguments != "" || st.Result != "",
@@ -381,26 +440,44 @@ func groupsOf(st *trajectory.Step) heldGroups {
 	}
 }
 
-// tool is the tool-call group, nil when the step sets none of it.
-func (h *heldStep) tool() *heldTool {
-	switch h.flags & (flagTool | flagLLM) {
-	case flagTool:
-		return (*heldTool)(h.grp)
-	case flagTool | flagLLM:
-		return &(*heldBoth)(h.grp).tool
-	}
-	return nil
-}
+// The groups of grp lie in the order of a record of several (heldAll's):
+// the model-call group first, then the tool-call group, then the error
+// evidence.
 
 // llm is the model-call group, nil when the step sets none of it.
 func (h *heldStep) llm() *heldLLM {
-	switch h.flags & (flagTool | flagLLM) {
-	case flagLLM:
-		return (*heldLLM)(h.grp)
-	case flagTool | flagLLM:
-		return &(*heldBoth)(h.grp).llm
+	if h.flags&flagLLM == 0 {
+		return nil
 	}
-	return nil
+	return (*heldLLM)(h.grp)
+}
+
+// tool is the tool-call group, nil when the step sets none of it.
+func (h *heldStep) tool() *heldTool {
+	if h.flags&flagTool == 0 {
+		return nil
+	}
+	p := h.grp
+	if h.flags&flagLLM != 0 {
+		p = unsafe.Add(p, unsafe.Sizeof(heldLLM{}))
+	}
+	return (*heldTool)(p)
+}
+
+// errs is the error evidence (and the odd values), nil when the step
+// has none.
+func (h *heldStep) errs() *heldErrs {
+	if h.flags&flagErrs == 0 {
+		return nil
+	}
+	p := h.grp
+	if h.flags&flagLLM != 0 {
+		p = unsafe.Add(p, unsafe.Sizeof(heldLLM{}))
+	}
+	if h.flags&flagTool != 0 {
+		p = unsafe.Add(p, unsafe.Sizeof(heldTool{}))
+	}
+	return (*heldErrs)(p)
 }
 
 // step writes the Step h holds into st (all of its fields), with a zero
@@ -413,7 +490,7 @@ func (h *heldStep) step(st *trajectory.Step) {
 	if t := h.tool(); t != nil {
 		st.ToolName, st.ToolCallID, st.Arguments, st.Result = t.ToolName, t.ToolCallID, t.Arguments, t.Result
 	}
-	if e := h.errs; e != nil {
+	if e := h.errs(); e != nil {
 		st.StatusMessage, st.Errors, st.HTTPStatus, st.JSONRPCCode = e.StatusMessage, e.Errors, e.HTTPStatus, e.JSONRPCCode
 		if e.odd != nil {
 			st.ParentID = e.odd.parent
@@ -430,21 +507,21 @@ func (h *heldStep) step(st *trajectory.Step) {
 // parent (the reading holdStep was given, with its ParentID).
 func (h *heldStep) stepAt(st *trajectory.Step, parent pcommon.SpanID) {
 	h.step(st)
-	if h.errs == nil || h.errs.odd == nil {
+	if e := h.errs(); e == nil || e.odd == nil {
 		st.ParentID = parent
 	}
 }
 
 func (h *heldStep) stepKind() trajectory.StepKind {
 	if h.kind == oddCode {
-		return h.errs.odd.kind
+		return h.errs().odd.kind
 	}
 	return stepKinds[h.kind]
 }
 
 func (h *heldStep) convention() trajectory.Convention {
 	if h.conv == oddCode {
-		return h.errs.odd.conv
+		return h.errs().odd.conv
 	}
 	return conventions[h.conv]
 }

@@ -108,11 +108,50 @@ func TestHeldStepRoundTrip(t *testing.T) {
 	}
 }
 
-// A model step's group is 64 B: each byte of it is held per model step
-// of every held trace.
-func TestHeldLLMSize(t *testing.T) {
+// A model step's group and a step record are 64 B each: each byte of
+// them is held per model step, and per step, of every held trace.
+func TestHeldSizes(t *testing.T) {
 	if n := unsafe.Sizeof(heldLLM{}); n != 64 {
 		t.Errorf("heldLLM is %d B, want 64", n)
+	}
+	if n := unsafe.Sizeof(stepRec{}); n != 64 {
+		t.Errorf("stepRec is %d B, want 64", n)
+	}
+}
+
+// The groups of a record of several lie where llm, tool and errs find
+// them.
+func TestHeldGroupOffsets(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		flags     uint8
+		rec       unsafe.Pointer
+		llm, tool unsafe.Pointer
+		errs      unsafe.Pointer
+	}{
+		{"both", flagLLM | flagTool, unsafe.Pointer(&heldBoth{}), nil, nil, nil},
+		{"llm+errs", flagLLM | flagErrs, unsafe.Pointer(&heldLLMErrs{}), nil, nil, nil},
+		{"tool+errs", flagTool | flagErrs, unsafe.Pointer(&heldToolErrs{}), nil, nil, nil},
+		{"all", flagLLM | flagTool | flagErrs, unsafe.Pointer(&heldAll{}), nil, nil, nil},
+	} {
+		switch v := c.rec; c.name {
+		case "both":
+			b := (*heldBoth)(v)
+			c.llm, c.tool = unsafe.Pointer(&b.llm), unsafe.Pointer(&b.tool)
+		case "llm+errs":
+			b := (*heldLLMErrs)(v)
+			c.llm, c.errs = unsafe.Pointer(&b.llm), unsafe.Pointer(&b.errs)
+		case "tool+errs":
+			b := (*heldToolErrs)(v)
+			c.tool, c.errs = unsafe.Pointer(&b.tool), unsafe.Pointer(&b.errs)
+		case "all":
+			b := (*heldAll)(v)
+			c.llm, c.tool, c.errs = unsafe.Pointer(&b.llm), unsafe.Pointer(&b.tool), unsafe.Pointer(&b.errs)
+		}
+		h := heldStep{grp: c.rec, flags: c.flags}
+		if unsafe.Pointer(h.llm()) != c.llm || unsafe.Pointer(h.tool()) != c.tool || unsafe.Pointer(h.errs()) != c.errs {
+			t.Errorf("%s: the accessors find %p %p %p, the record has them at %p %p %p", c.name, h.llm(), h.tool(), h.errs(), c.llm, c.tool, c.errs)
+		}
 	}
 }
 
@@ -120,7 +159,7 @@ func TestHeldLLMSize(t *testing.T) {
 func TestHeldStepIsSmaller(t *testing.T) {
 	tool := trajectory.Step{Kind: trajectory.StepTool, ToolName: "t", Arguments: "{}"}
 	h := holdStep(&tool, tool.ParentID)
-	if h.llm() != nil || h.errs != nil {
+	if h.llm() != nil || h.errs() != nil {
 		t.Fatalf("a tool step without errors holds %+v", h)
 	}
 }

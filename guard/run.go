@@ -341,19 +341,17 @@ type spanNode struct {
 // trace keeps one per step span until its root arrives: what only some
 // calls have is behind extra. The outermost span of the call, whose parent
 // chain links it upwards, is eff's span (merging keeps the outer span's
-// ID).
+// ID). 64 B (the 64 B class; was 80).
 type stepRec struct {
 	// eff is the readings of the call's spans merged as Build merges
-	// them; its rec and status are the record's flags (recStarted, ...)
-	// and the outermost span's status code.
+	// them; its rec is the record's flags (recStarted, ...), its link
+	// the step's call or the step it was merged into (callIndex,
+	// mergedInto).
 	// The usage the run counted for the step is not kept here: it is
 	// what eff's model-call group costs (usage), kept in extra only
 	// while eff changed since it was counted (recUsageKept).
 	eff   heldStep
 	extra *stepExtra
-	// merged is the step this one was merged into, -1 none; call (tool
-	// steps) is the step's call, -1 none yet.
-	merged, call int32
 }
 
 // A step record's flags (stepRec.eff.rec).
@@ -364,17 +362,45 @@ const (
 	recOwnDone                     // the results of its own calls were taken
 	recUsage                       // the run counts the step's usage (counted)
 	recUsageKept                   // what it counts is extra.usage, not eff's
+	// recOuterOK: the status code of the call's outermost span is Ok,
+	// the one code MergeNested tells from the others (an outer span
+	// that ended with an explicit OK keeps its nested spans' errors out).
+	recOuterOK
 )
 
 func (s *stepRec) has(f uint8) bool { return s.eff.rec&f != 0 }
 func (s *stepRec) mark(f uint8)     { s.eff.rec |= f }
 
-// status is the status code of the call's outermost span.
-func (s *stepRec) status() ptrace.StatusCode { return s.eff.status }
+// outerStatus is the status code of the call's outermost span as
+// MergeNested tells codes apart: Ok, or not (Unset for Error as well).
+func (s *stepRec) outerStatus() ptrace.StatusCode {
+	if s.has(recOuterOK) {
+		return ptrace.StatusCodeOk
+	}
+	return ptrace.StatusCodeUnset
+}
+
+// A step record's link (eff.link): its call (tool steps), noLink, or,
+// once merged into step k, mergedLink(k).
+func mergedLink(k int32) int32 { return -2 - k }
+
+// callIndex is the step's call, -1 none yet (tool steps).
+func (s *stepRec) callIndex() int32 { return max(s.eff.link, -1) }
+
+// setCall makes j the step's call.
+func (s *stepRec) setCall(j int32) { s.eff.link = j }
+
+// mergedInto is the step this one was merged into, -1 none.
+func (s *stepRec) mergedInto() int32 {
+	if s.eff.link < noLink {
+		return -2 - s.eff.link
+	}
+	return -1
+}
 
 // setEff sets the step's merged reading, keeping the record's own fields.
 func (s *stepRec) setEff(h heldStep) {
-	h.rec, h.status = s.eff.rec, s.eff.status
+	h.rec, h.link = s.eff.rec, s.eff.link
 	s.eff = h
 }
 
@@ -581,8 +607,10 @@ func (r *Run) addSpan(s *Read) {
 		r.steps.at(k).addParts([]heldStep{holdStep(&rd.Step, s.parent)}, []pcommon.SpanID{id})
 	} else {
 		k = int32(r.steps.len())
-		rec := &stepRec{eff: holdStep(&rd.Step, s.parent), merged: -1, call: -1}
-		rec.eff.status = s.status
+		rec := &stepRec{eff: holdStep(&rd.Step, s.parent)}
+		if s.status == ptrace.StatusCodeOk {
+			rec.mark(recOuterOK)
+		}
 		if l := rec.eff.llm(); l != nil {
 			r.shareLists(l)
 		}
@@ -620,8 +648,8 @@ func (r *Run) identify(s *Read) {
 
 // root follows merges to the step that holds k now.
 func (r *Run) root(k int32) int32 {
-	for r.steps.at(k).merged >= 0 {
-		k = r.steps.at(k).merged
+	for m := r.steps.at(k).mergedInto(); m >= 0; m = r.steps.at(k).mergedInto() {
+		k = m
 	}
 	return k
 }
@@ -706,13 +734,15 @@ func (r *Run) mergeInto(k, w int32) {
 			r.nodes.PutUpTo(id, n, nodeSlice)
 		}
 	}
-	sw.merged = k
 	r.usage = sub(r.usage, r.counted(sw))
 	sw.eff.rec &^= recUsage | recUsageKept
-	if sk.call < 0 && sw.call >= 0 {
-		sk.call = sw.call
-		r.calls.ref(sw.call).tool = k
+	if wc := sw.callIndex(); sk.callIndex() < 0 && wc >= 0 {
+		sk.setCall(wc)
+		r.calls.ref(wc).tool = k
 	}
+	// (Its call, read above, is no longer the merged step's: the link
+	// now names the step it merged into.)
+	sw.eff.link = mergedLink(k)
 	sk.mark(sw.eff.rec & (recStarted | recReqDone | recResDone))
 	r.recompute(k)
 	r.batch.dirty = append(r.batch.dirty, k)
@@ -793,7 +823,7 @@ func (r *Run) recompute(k int32) {
 	parts[0].step(&eff)
 	for i := 1; i < len(parts); i++ {
 		parts[i].step(&part)
-		trajectory.MergeNested(&eff, s.status(), &part)
+		trajectory.MergeNested(&eff, s.outerStatus(), &part)
 	}
 	if s.has(recUsage) && !s.has(recUsageKept) {
 		// What the run counts is what eff cost when counted, not what
