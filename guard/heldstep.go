@@ -267,8 +267,10 @@ func (l *heldLLM) holdUsage(output string, in, out int64, cost float64) {
 	l.tokens = uint64(in) | uint64(out)<<32
 	if output != "" {
 		// Its own string header: a pointer into the reading would keep
-		// the whole of it.
-		l.output = unsafe.Pointer(&output)
+		// the whole of it. (A copy made here: the parameter's own
+		// address would move it to the heap on every call, text or not.)
+		text := output
+		l.output = unsafe.Pointer(&text)
 	}
 }
 
