@@ -361,8 +361,7 @@ func hasFoldID(s string) bool {
 	for i := 0; i < len(s); {
 		if i+8 <= len(s) {
 			w := binary.LittleEndian.Uint64(b[i:])
-			u := w ^ ('_' * swarOnes)
-			m := (u - swarOnes) &^ u & swarHighs
+			m := byteFlags(w, '_') & swarHighs
 			if m == 0 {
 				i += 8
 				continue

@@ -328,9 +328,7 @@ func scanString(s string, i int) (int, bool) {
 func escapeOrControl(s string, i, end int) int {
 	for ; i+8 <= end; i += 8 {
 		w := word8(s, i)
-		bs := w ^ ('\\' * swarOnes)
-		// The lowest flagged byte is exact (specialMask).
-		if m := ((w-0x20*swarOnes)&^w | (bs-swarOnes)&^bs) & swarHighs; m != 0 {
+		if m := (controlFlags(w) | byteFlags(w, '\\')) & swarHighs; m != 0 {
 			return i + bits.TrailingZeros64(m)>>3
 		}
 	}
@@ -356,13 +354,20 @@ const (
 // stop at) and none below the first of them: borrows only carry upwards,
 // so the lowest set bit marks exactly the first such byte (0: none).
 func specialMask(w uint64) uint64 {
-	below := (w - 0x20*swarOnes) &^ w & swarHighs
-	q := w ^ ('"' * swarOnes)
-	quote := (q - swarOnes) &^ q & swarHighs
-	bs := w ^ ('\\' * swarOnes)
-	backslash := (bs - swarOnes) &^ bs & swarHighs
-	return below | quote | backslash
+	return (controlFlags(w) | byteFlags(w, '"') | byteFlags(w, '\\')) & swarHighs
 }
+
+// byteFlags has the high bit of a byte of w set at least for each byte
+// equal to c, and none below the first of them (the lowest is exact, as in
+// specialMask); its other bits are noise, cleared by & swarHighs, which
+// callers combining several flags apply once.
+func byteFlags(w uint64, c byte) uint64 {
+	x := w ^ (uint64(c) * swarOnes)
+	return (x - swarOnes) &^ x
+}
+
+// controlFlags is byteFlags for the bytes below 0x20.
+func controlFlags(w uint64) uint64 { return (w - 0x20*swarOnes) &^ w }
 
 func isHex(c byte) bool {
 	return isDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
@@ -463,7 +468,4 @@ func skipValidString(s string, i int) int {
 const shortStringWords = 2
 
 // quoteMask is specialMask for quotes only.
-func quoteMask(w uint64) uint64 {
-	q := w ^ ('"' * swarOnes)
-	return (q - swarOnes) &^ q & swarHighs
-}
+func quoteMask(w uint64) uint64 { return byteFlags(w, '"') & swarHighs }

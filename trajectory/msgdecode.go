@@ -98,10 +98,9 @@ func plainStringEnd(s string, i int) int {
 	j := i + 1
 	for ; j+8 <= len(s); j += 8 {
 		w := word8(s, j)
-		q := w ^ ('"' * swarOnes)
-		bs := w ^ ('\\' * swarOnes)
-		// The lowest flagged byte is exact (specialMask).
-		if m := ((q-swarOnes)&^q | (bs-swarOnes)&^bs | w) & swarHighs; m != 0 {
+		// The lowest flagged byte is exact (specialMask); a byte with
+		// its high bit set is not ASCII.
+		if m := (byteFlags(w, '"') | byteFlags(w, '\\') | w) & swarHighs; m != 0 {
 			j += bits.TrailingZeros64(m) >> 3
 			goto stop
 		}
