@@ -579,8 +579,8 @@ func decodeMessageAt(v string, jm *jsonMessage) int {
 				}
 			})
 		}
-		if n := setPlainStringAt(messageStringField(jm, i), rest); n > 0 {
-			return n
+		if dst := messageStringField(jm, i); dst != nil {
+			return setStringAt(dst, rest)
 		}
 		n := validLen(rest)
 		if n > 0 && i >= 0 {
@@ -592,13 +592,12 @@ func decodeMessageAt(v string, jm *jsonMessage) int {
 
 // decodeFieldsAt decodes the members of the object at the start of the
 // valid JSON text v into x, keys matched by fs, and returns its length: a
-// string field (strField) is read in one pass when its literal is its own
-// text (setPlainStringAt), any other value by decodeField.
+// string field (strField) by setStringAt, any other value by decodeField.
 func decodeFieldsAt[T any](v string, x *T, fs *fieldSet, strField func(*T, int) *string, decodeField func(*T, int, string)) int {
 	return eachMemberAt(v, func(key, rest string) int {
 		i := fs.index(key)
-		if n := setPlainStringAt(strField(x, i), rest); n > 0 {
-			return n
+		if dst := strField(x, i); dst != nil {
+			return setStringAt(dst, rest)
 		}
 		n := validLen(rest)
 		if n > 0 {
@@ -609,7 +608,7 @@ func decodeFieldsAt[T any](v string, x *T, fs *fieldSet, strField func(*T, int) 
 }
 
 // messageStringField is the string field i of messageFields decodes into
-// (setString in decodeMessageField), nil for the others.
+// (setStringAt), nil for the others.
 func messageStringField(jm *jsonMessage, i int) *string {
 	switch i {
 	case 0:
@@ -630,53 +629,41 @@ func messageStringField(jm *jsonMessage, i int) *string {
 	return nil
 }
 
-// setPlainStringAt is setString of the value at the start of rest when it
-// is a string literal that is its own text (plainStringEnd: found and
-// decoded in one pass, not skipped by validLen and then decoded again),
-// returning its length; 0 (nothing set) for any other value, or a nil dst.
-func setPlainStringAt(dst *string, rest string) int {
-	if dst == nil || jsonKind(rest) != '"' {
-		return 0
+// setStringAt is setString of the value at the start of the valid JSON
+// text rest, returning its length: a string literal that is its own text
+// is found and decoded in one pass (plainStringEnd), not skipped by
+// validLen and then decoded again.
+func setStringAt(dst *string, rest string) int {
+	if jsonKind(rest) == '"' {
+		if e := plainStringEnd(rest, 0); e > 0 {
+			*dst = rest[1 : e-1]
+			return e
+		}
 	}
-	e := plainStringEnd(rest, 0)
-	if e > 0 {
-		*dst = rest[1 : e-1]
+	n := validLen(rest)
+	if n > 0 {
+		setString(dst, rest[:n])
 	}
-	return e
+	return n
 }
 
 // decodeMessageField decodes the value val of field i (messageFields, a
-// field whose value decodeMessageAt does not read itself) into jm.
+// field whose value decodeMessageAt does not read itself and that
+// messageStringField does not name) into jm.
 func decodeMessageField(jm *jsonMessage, i int, val string) {
-	{
-		switch i {
-		case 0:
-			setString(&jm.Role, val)
-		case 2:
-			setRaw(&jm.Content, val)
-		case 4:
-			setString(&jm.ToolCallID, val)
-		case 5:
-			setString(&jm.Name, val)
-		case 6:
-			setString(&jm.FinishReason, val)
-		case 7:
-			setString(&jm.Status, val)
-		case 8:
-			setString(&jm.Type, val)
-		case 9:
-			setString(&jm.CallID, val)
-		case 10:
-			setRaw(&jm.Arguments, val)
-		case 11:
-			setRaw(&jm.Output, val)
-		case 12:
-			setRaw(&jm.LC, val)
-		case 13:
-			setRaw(&jm.ID, val)
-		case 14:
-			setRaw(&jm.Kwargs, val)
-		}
+	switch i {
+	case 2:
+		setRaw(&jm.Content, val)
+	case 10:
+		setRaw(&jm.Arguments, val)
+	case 11:
+		setRaw(&jm.Output, val)
+	case 12:
+		setRaw(&jm.LC, val)
+	case 13:
+		setRaw(&jm.ID, val)
+	case 14:
+		setRaw(&jm.Kwargs, val)
 	}
 }
 
@@ -694,30 +681,20 @@ func decodePartAt(v string, p *jsonPart) int {
 	return decodeFieldsAt(v, p, partFieldSet, partStringField, decodePartField)
 }
 
-// decodePartField decodes the value val of field i into p (for a value
-// setPlainStringAt did not read).
+// decodePartField decodes the value val of field i into p (a field
+// partStringField does not name).
 func decodePartField(p *jsonPart, i int, val string) {
 	switch i {
-	case 0:
-		setString(&p.Type, val)
 	case 1:
 		setRaw(&p.Text, val)
 	case 2:
 		setRaw(&p.Content, val)
-	case 3:
-		setString(&p.ID, val)
-	case 4:
-		setString(&p.Name, val)
 	case 5:
 		setRaw(&p.Arguments, val)
 	case 6:
 		setRaw(&p.Response, val)
 	case 7:
 		setRaw(&p.Result, val)
-	case 8:
-		setString(&p.ToolCallID, val)
-	case 9:
-		setString(&p.ToolName, val)
 	case 10:
 		setRaw(&p.Input, val)
 	case 11:
@@ -730,15 +707,11 @@ func decodePartField(p *jsonPart, i int, val string) {
 		setBoolPtr(&p.IsError, val)
 	case 15:
 		setBoolPtr(&p.IsErrorSn, val)
-	case 16:
-		setString(&p.ToolUseID, val)
-	case 17:
-		setString(&p.CallID, val)
 	}
 }
 
-// partStringField is the string field i decodes into (setString in
-// decodePartField), nil for the others.
+// partStringField is the string field i decodes into (setStringAt), nil
+// for the others.
 func partStringField(p *jsonPart, i int) *string {
 	switch i {
 	case 0:
@@ -772,14 +745,10 @@ func decodeToolCallAt(v string, c *jsonToolCall) int {
 	return decodeFieldsAt(v, c, toolCallFieldSet, toolCallStringField, decodeToolCallField)
 }
 
-// decodeToolCallField decodes the value val of field i into c (for a
-// value setPlainStringAt did not read).
+// decodeToolCallField decodes the value val of field i into c (a field
+// toolCallStringField does not name).
 func decodeToolCallField(c *jsonToolCall, i int, val string) {
 	switch i {
-	case 0:
-		setString(&c.ID, val)
-	case 1:
-		setString(&c.Name, val)
 	case 2:
 		setRaw(&c.Arguments, val)
 	case 3:
@@ -797,15 +766,11 @@ func decodeToolCallField(c *jsonToolCall, i int, val string) {
 				}
 			})
 		}
-	case 6:
-		setString(&c.ToolCallID, val)
-	case 7:
-		setString(&c.ToolName, val)
 	}
 }
 
-// toolCallStringField is the string field i decodes into (setString in
-// decodeToolCallField), nil for the others.
+// toolCallStringField is the string field i decodes into (setStringAt),
+// nil for the others.
 func toolCallStringField(c *jsonToolCall, i int) *string {
 	switch i {
 	case 0:
