@@ -459,11 +459,7 @@ func (h *heldStep) tool() *heldTool {
 	if h.flags&flagTool == 0 {
 		return nil
 	}
-	p := h.grp
-	if h.flags&flagLLM != 0 {
-		p = unsafe.Add(p, unsafe.Sizeof(heldLLM{}))
-	}
-	return (*heldTool)(p)
+	return (*heldTool)(h.groupAfter(flagLLM))
 }
 
 // errs is the error evidence (and the odd values), nil when the step
@@ -472,14 +468,20 @@ func (h *heldStep) errs() *heldErrs {
 	if h.flags&flagErrs == 0 {
 		return nil
 	}
-	p := h.grp
-	if h.flags&flagLLM != 0 {
+	return (*heldErrs)(h.groupAfter(flagLLM | flagTool))
+}
+
+// groupAfter is the address in grp past the groups of before (flagLLM,
+// flagTool) that the step holds.
+func (h *heldStep) groupAfter(before uint8) unsafe.Pointer {
+	p, held := h.grp, h.flags&before
+	if held&flagLLM != 0 {
 		p = unsafe.Add(p, unsafe.Sizeof(heldLLM{}))
 	}
-	if h.flags&flagTool != 0 {
+	if held&flagTool != 0 {
 		p = unsafe.Add(p, unsafe.Sizeof(heldTool{}))
 	}
-	return (*heldErrs)(p)
+	return p
 }
 
 // step writes the Step h holds into st (all of its fields), with a zero

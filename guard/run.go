@@ -381,7 +381,7 @@ func (s *stepRec) outerStatus() ptrace.StatusCode {
 }
 
 // A step record's link (eff.link): its call (tool steps), noLink, or,
-// once merged into step k, mergedLink(k).
+// once merged into step k, mergedLink(k) (which is its own inverse).
 func mergedLink(k int32) int32 { return -2 - k }
 
 // callIndex is the step's call, -1 none yet (tool steps).
@@ -393,7 +393,7 @@ func (s *stepRec) setCall(j int32) { s.eff.link = j }
 // mergedInto is the step this one was merged into, -1 none.
 func (s *stepRec) mergedInto() int32 {
 	if s.eff.link < noLink {
-		return -2 - s.eff.link
+		return mergedLink(s.eff.link)
 	}
 	return -1
 }
