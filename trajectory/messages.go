@@ -2,7 +2,6 @@ package trajectory
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"math/bits"
 	"strings"
@@ -374,14 +373,11 @@ func containsFoldASCII(s, word string) bool {
 	if n == 0 {
 		return true
 	}
-	b := bytesOf(s)
-	first := uint64(word[0]) * swarOnes
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
-		x := (binary.LittleEndian.Uint64(b[i:]) | 0x20*swarOnes) ^ first
-		// Every zero byte of x is flagged (a byte above one may be too:
-		// each flag is checked).
-		for m := (x - swarOnes) &^ x & swarHighs; m != 0; m &= m - 1 {
+		// Every byte equal to word[0] once lowered is flagged (a byte
+		// above one may be too: each flag is checked).
+		for m := byteFlags(word8(s, i)|0x20*swarOnes, word[0]) & swarHighs; m != 0; m &= m - 1 {
 			if p := i + bits.TrailingZeros64(m)>>3; foldEqualAt(s, p, word) {
 				return true
 			}

@@ -271,9 +271,9 @@ func unquoteJSONFrom(lit string, i int) string {
 func asciiRunEnd(s string, i int) int {
 	for ; i+8 <= len(s); i += 8 {
 		w := word8(s, i)
-		bs := w ^ ('\\' * swarOnes)
-		// The lowest flagged byte is exact (specialMask).
-		if m := (bs-swarOnes)&^bs&swarHighs | w&swarHighs; m != 0 {
+		// The lowest flagged byte is exact (specialMask); a byte with
+		// its high bit set is not ASCII.
+		if m := (byteFlags(w, '\\') | w) & swarHighs; m != 0 {
 			return i + bits.TrailingZeros64(m)>>3
 		}
 	}
