@@ -81,7 +81,7 @@ type heldTrace struct {
 	// first use. It is not in rare: ConsumeTraces writes it under p.mu
 	// while the decision reads rare without the lock (a rare part made
 	// for late spans then raced with the decision's reads of h.rare).
-	late *lateState
+	late *heldLate
 
 	// Set once the trace leaves the buffer for a decision.
 	trigger trigger
@@ -110,13 +110,13 @@ type heldRare struct {
 	built *builtTrace
 }
 
-// lateState holds spans that arrived while the trace was being decided
+// heldLate holds spans that arrived while the trace was being decided
 // (including spans cut by a limit); they are annotated from the decision
 // and forwarded with the trace. spans and bytes count what arrived while
 // deciding, which a trace waiting for a model answer keeps within
 // max_spans_per_trace and max_trace_bytes (passLate). Written under p.mu;
 // read by publish once the trace left p.deciding.
-type lateState struct {
+type heldLate struct {
 	td    ptrace.Traces
 	spans int
 	bytes int
@@ -758,9 +758,9 @@ func passLate(h *heldTrace, g *traceGroup, cfg *Config) bool {
 
 // lateState is the trace's late part, made on first use. Called with p.mu
 // held.
-func (h *heldTrace) lateState() *lateState {
+func (h *heldTrace) lateState() *heldLate {
 	if h.late == nil {
-		h.late = &lateState{}
+		h.late = &heldLate{}
 	}
 	return h.late
 }
