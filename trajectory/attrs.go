@@ -3,7 +3,6 @@ package trajectory
 import (
 	"encoding/json"
 	"errors"
-	"regexp"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -381,16 +380,19 @@ func splitIndex(s string) (int, string, bool) {
 	return n, s[i+1:], true
 }
 
-// keyedRule is a pattern that starts with one byte (a quote) followed by
-// one of its keys: re is the pattern anchored at that byte. Unanchored,
-// such a pattern gives Go's matcher at most that byte to skip to, so over
-// a long text (a stack trace, a provider response body) it is tried at
-// every byte or every quote, backtracking; trying it only before each
-// occurrence of a key finds the same leftmost match, in one pass of
-// strings.Index per key.
+// keyedRule is a quoted key, a colon and a value, as the regular
+// expression ["']key["']\s*:\s*VALUE would find it (keyedrule.go): tried
+// only before each occurrence of a key, it finds the same leftmost match in
+// one pass of strings.Index per key; an unanchored expression gave Go's
+// matcher at most the quote to skip to, so over a long text (a stack
+// trace, a provider response body) it was tried at every quote,
+// backtracking.
 type keyedRule struct {
 	keys []string
-	re   *regexp.Regexp
+	// open are the quotes a key may follow, close those that may follow
+	// it ("": each key ends in its own closing quote).
+	open, close string
+	value       valueRule
 }
 
 // find returns the leftmost match of the rule in s that starts at from or
@@ -417,11 +419,8 @@ func (q keyedRule) find(s string, from int) (end int, group string, ok bool) {
 			return 0, "", false
 		}
 		at := next[best]
-		if m := q.re.FindStringSubmatchIndex(s[at-1:]); m != nil {
-			if len(m) >= 4 && m[2] >= 0 {
-				group = s[at-1+m[2] : at-1+m[3]]
-			}
-			return at - 1 + m[1], group, true
+		if end, group, ok := q.matchAt(s, at, q.keys[best]); ok {
+			return end, group, true
 		}
 		next[best] = indexFrom(s, q.keys[best], at+1)
 	}
@@ -460,11 +459,8 @@ func (q keyedRule) findBySuffix(s string, from int, suffix string) (end int, gro
 			if at < from+1 || best >= 0 && at >= best || s[at:p] != k[:len(k)-len(suffix)] {
 				continue
 			}
-			if m := q.re.FindStringSubmatchIndex(s[at-1:]); m != nil {
-				best, bestEnd, group = at, at-1+m[1], ""
-				if len(m) >= 4 && m[2] >= 0 {
-					group = s[at-1+m[2] : at-1+m[3]]
-				}
+			if end, g, ok := q.matchAt(s, at, k); ok {
+				best, bestEnd, group = at, end, g
 			}
 		}
 	}

@@ -177,9 +177,13 @@ var (
 	// {"type": "error", "error": {"type": "overloaded_error"}}.
 	// Each rule is a quoted key and what follows it, tried where the key
 	// occurs (keyedRule.find).
-	errorObjKey = keyedRule{[]string{"error"}, regexp.MustCompile(`^["']error["']\s*:\s*\{`)}
-	codeKey     = keyedRule{[]string{"code"}, regexp.MustCompile(`^["']code["']\s*:\s*["']([A-Za-z0-9_.\-]{2,80})["']`)}
-	typeKey     = keyedRule{[]string{"type"}, regexp.MustCompile(`^["']type["']\s*:\s*["']([A-Za-z0-9_.\-]{2,80})["']`)}
+	// ["']error["']\s*:\s*\{
+	errorObjKey = keyedRule{keys: []string{"error"}, open: `"'`, close: `"'`, value: valueRule{kind: objectValue}}
+	// ["']code["']\s*:\s*["']([A-Za-z0-9_.\-]{2,80})["']
+	codeKey = keyedRule{keys: []string{"code"}, open: `"'`, close: `"'`, value: providerCodeToken}
+	// ["']type["']\s*:\s*["']([A-Za-z0-9_.\-]{2,80})["']
+	typeKey           = keyedRule{keys: []string{"type"}, open: `"'`, close: `"'`, value: providerCodeToken}
+	providerCodeToken = valueRule{kind: tokenValue, quotes: `"'`, class: bytesOfClass("A-Z", "a-z", "0-9", "_", ".", "-"), min: 2, max: 80}
 )
 
 // mayStartWithStatus is a necessary condition for jsStatusRe to match s:

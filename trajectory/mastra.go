@@ -2,7 +2,6 @@ package trajectory
 
 import (
 	"encoding/json"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -305,12 +304,15 @@ func appendErrorInfo(errs []ErrorInfo, e ErrorInfo) []ErrorInfo {
 // key (one of several spellings) and its value, found where a key occurs
 // (keyedRule).
 var (
-	finishReasonRe = keyedRule{[]string{`finish_reason"`, `finishReason"`, `stop_reason"`},
-		regexp.MustCompile(`^"(?:finish_reason|finishReason|stop_reason)"\s*:\s*"([A-Za-z_\-]{1,40})"`)}
-	inputTokensRe = keyedRule{[]string{`prompt_tokens"`, `input_tokens"`, `inputTokens"`, `promptTokens"`},
-		regexp.MustCompile(`^"(?:prompt_tokens|input_tokens|inputTokens|promptTokens)"\s*:\s*(\d{1,12})\b`)}
-	outputTokensRe = keyedRule{[]string{`completion_tokens"`, `output_tokens"`, `outputTokens"`, `completionTokens"`},
-		regexp.MustCompile(`^"(?:completion_tokens|output_tokens|outputTokens|completionTokens)"\s*:\s*(\d{1,12})\b`)}
+	// "(?:finish_reason|finishReason|stop_reason)"\s*:\s*"([A-Za-z_\-]{1,40})"
+	finishReasonRe = keyedRule{keys: []string{`finish_reason"`, `finishReason"`, `stop_reason"`}, open: `"`,
+		value: valueRule{kind: tokenValue, quotes: `"`, class: bytesOfClass("A-Z", "a-z", "_", "-"), min: 1, max: 40}}
+	// "(?:prompt_tokens|input_tokens|inputTokens|promptTokens)"\s*:\s*(\d{1,12})\b
+	inputTokensRe = keyedRule{keys: []string{`prompt_tokens"`, `input_tokens"`, `inputTokens"`, `promptTokens"`}, open: `"`,
+		value: valueRule{kind: digitsValue, max: 12}}
+	// "(?:completion_tokens|output_tokens|outputTokens|completionTokens)"\s*:\s*(\d{1,12})\b
+	outputTokensRe = keyedRule{keys: []string{`completion_tokens"`, `output_tokens"`, `outputTokens"`, `completionTokens"`}, open: `"`,
+		value: valueRule{kind: digitsValue, max: 12}}
 )
 
 // scanJSONString returns the group of the first match of rule in the
