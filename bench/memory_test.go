@@ -52,29 +52,26 @@ const (
 	settleTolerance = 0.002
 )
 
-// withoutRoots drops the parentless spans, so that a buffering processor
-// holds the trace until its timer (set to an hour here) instead of
-// deciding it.
-func withoutRoots(reqs []ptrace.Traces) []ptrace.Traces {
-	for _, td := range reqs {
-		rss := td.ResourceSpans()
-		for i := 0; i < rss.Len(); i++ {
-			sss := rss.At(i).ScopeSpans()
-			for j := 0; j < sss.Len(); j++ {
-				sss.At(j).Spans().RemoveIf(func(s ptrace.Span) bool { return s.ParentSpanID().IsEmpty() })
-			}
-		}
-	}
-	return reqs
-}
-
 // BenchmarkHeldMemory measures the heap a processor keeps per span it
 // holds: the captures, roots removed, are fed passes times with fresh
 // trace IDs to a processor whose timers are an hour long, then the live
 // heap, once settled (settledHeap), is compared with what it was before. heap-B/span is that difference
 // per span held; heap/proto is the same per byte of the spans' protobuf
 // encoding (what max_bytes counts). Run with -benchtime 1x.
-func BenchmarkHeldMemory(b *testing.B) {
+func BenchmarkHeldMemory(b *testing.B) { heldMemory(b, 0) }
+
+// BenchmarkHeldMemorySplit is BenchmarkHeldMemory with each trace's spans
+// sent in requests of at most heldSplitSpans spans, in the order they
+// ended, as an SDK's batch span processor exports a run that lasts longer
+// than its export interval: a processor then holds each trace across
+// several batches, not one.
+func BenchmarkHeldMemorySplit(b *testing.B) { heldMemory(b, heldSplitSpans) }
+
+const heldSplitSpans = 2
+
+// heldMemory is the held-memory benchmark with each request cut into
+// requests of at most split spans (0: as captured).
+func heldMemory(b *testing.B, split int) {
 	caps := loadCaptures(b)
 	const passes = 5
 	for _, p := range peers {
@@ -97,7 +94,14 @@ func BenchmarkHeldMemory(b *testing.B) {
 				ops := make([][]ptrace.Traces, 0, passes*caps.Len())
 				var spans, bytes int
 				for range passes * caps.Len() {
-					reqs := withoutRoots(caps.Next())
+					reqs := WithoutRoots(caps.Next())
+					if split > 0 {
+						var cut []ptrace.Traces
+						for _, td := range reqs {
+							cut = append(cut, splitBatches(td, split)...)
+						}
+						reqs = cut
+					}
 					bytes += opBytes(reqs)
 					for _, td := range reqs {
 						spans += td.SpanCount()

@@ -148,3 +148,19 @@ func splitBatches(td ptrace.Traces, size int) []ptrace.Traces {
 	}
 	return out
 }
+
+// WithoutRoots drops the parentless spans of reqs (in place), so that a
+// buffering processor holds each trace until its timer instead of
+// deciding it: what the held-memory measures feed.
+func WithoutRoots(reqs []ptrace.Traces) []ptrace.Traces {
+	for _, td := range reqs {
+		rss := td.ResourceSpans()
+		for i := 0; i < rss.Len(); i++ {
+			sss := rss.At(i).ScopeSpans()
+			for j := 0; j < sss.Len(); j++ {
+				sss.At(j).Spans().RemoveIf(func(s ptrace.Span) bool { return s.ParentSpanID().IsEmpty() })
+			}
+		}
+	}
+	return reqs
+}

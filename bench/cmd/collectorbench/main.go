@@ -55,6 +55,8 @@ func main() {
 		runs      = flag.Int("runs", 20, "distinct runs of a history corpus")
 		out       = flag.String("out", "", "also append the benchmark lines to this file")
 		alts      = flag.String("alt", "", "other collector binaries, tag=path,...: a configuration named <proc>@<tag> runs <proc>.yaml on that binary (e.g. triage@before)")
+		held      = flag.Bool("held", false, "measure the live heap per held span instead of CPU (roots dropped, timers an hour; see held.go)")
+		window    = flag.Duration("held-window", 130*time.Second, "with -held: how long the heap is watched after each load for its least value (the Go runtime collects at least every 2 min)")
 	)
 	flag.Parse()
 	binaries := map[string]string{"": *collector}
@@ -81,18 +83,36 @@ func main() {
 	fmt.Fprintf(os.Stderr, "corpus %s: %d templates, %d traces, %d spans, %.1f MiB protobuf per pass; %d passes, %d rounds\n",
 		name, src.Len(), traces, spans, float64(byteCount)/(1<<20), *passes, *rounds)
 
+	// configFor is the binary and configuration file of <proc>[@<tag>].
+	configFor := func(p string) (string, string, error) {
+		config, tag, _ := strings.Cut(p, "@")
+		bin, ok := binaries[tag]
+		if !ok {
+			return "", "", fmt.Errorf("%s: no -alt binary tagged %q", p, tag)
+		}
+		return bin, filepath.Join(*configDir, config+".yaml"), nil
+	}
+	if *held {
+		corpusFor := func() (*bench.Replay, error) {
+			r, _, err := loadCorpus(*corpus, *runs)
+			return r, err
+		}
+		if err := runHeld(outW, name, procs, configFor, corpusFor, *rounds, *passes, *workers, *window); err != nil {
+			fail(err)
+		}
+		return
+	}
 	results := map[string][]result{}
 	for r := 0; r < *rounds; r++ {
 		order := slices.Clone(procs)
 		rot := r % len(order)
 		order = append(order[rot:], order[:rot]...)
 		for _, p := range order {
-			config, tag, _ := strings.Cut(p, "@")
-			bin, ok := binaries[tag]
-			if !ok {
-				fail(fmt.Errorf("%s: no -alt binary tagged %q", p, tag))
+			bin, config, err := configFor(p)
+			if err != nil {
+				fail(err)
 			}
-			res, err := measure(bin, filepath.Join(*configDir, config+".yaml"), src, *passes, *workers)
+			res, err := measure(bin, config, src, *passes, *workers)
 			if err != nil {
 				fail(fmt.Errorf("%s round %d: %w", p, r+1, err))
 			}
@@ -154,40 +174,11 @@ type payload struct {
 // first request of the measured passes until the last span left its
 // pipeline.
 func measure(collector, config string, src *bench.Replay, passes, workers int) (result, error) {
-	ports, err := loopback.FreePorts(2)
+	m, s, stop, err := startCollector(collector, config)
 	if err != nil {
 		return result{}, err
 	}
-	otlpPort, metricsPort := ports[0], ports[1]
-	cmd := exec.Command(collector, "--config", config, "--feature-gates=telemetry.newPipelineTelemetry")
-	cmd.Env = append(os.Environ(),
-		fmt.Sprintf("BENCH_OTLP_ENDPOINT=127.0.0.1:%d", otlpPort),
-		fmt.Sprintf("BENCH_METRICS_PORT=%d", metricsPort))
-	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stderr, &stderr
-	if err := cmd.Start(); err != nil {
-		return result{}, err
-	}
-	defer func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	}()
-	m := &meter{pid: cmd.Process.Pid, metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)}
-	if err := m.waitReady(30 * time.Second); err != nil {
-		return result{}, fmt.Errorf("%w; collector output:\n%s", err, stderr.String())
-	}
-	s := &sender{
-		url:         fmt.Sprintf("http://127.0.0.1:%d/v1/traces", otlpPort),
-		client:      &http.Client{Timeout: 5 * time.Minute},
-		sampledOnly: strings.HasPrefix(filepath.Base(config), "tailsampling"),
-	}
+	defer stop()
 
 	// Warm-up: one pass, drained, not measured.
 	sent, fwd, _, err := s.replay(src, 1, workers)
@@ -219,12 +210,57 @@ func measure(collector, config string, src *bench.Replay, passes, workers int) (
 	return result{spans: sent, forwarded: end - base, bytes: nbytes, cpu: cpu1 - cpu0, wall: wall, rssMiB: m.rssMiB()}, nil
 }
 
+// startCollector starts the collector on config with env added to its
+// environment and waits until its telemetry endpoint answers; stop ends
+// it (SIGTERM, then a kill after 30 s).
+func startCollector(collector, config string, env ...string) (m *meter, s *sender, stop func(), err error) {
+	ports, err := loopback.FreePorts(2)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	otlpPort, metricsPort := ports[0], ports[1]
+	cmd := exec.Command(collector, "--config", config, "--feature-gates=telemetry.newPipelineTelemetry")
+	cmd.Env = append(os.Environ(),
+		fmt.Sprintf("BENCH_OTLP_ENDPOINT=127.0.0.1:%d", otlpPort),
+		fmt.Sprintf("BENCH_METRICS_PORT=%d", metricsPort))
+	cmd.Env = append(cmd.Env, env...)
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stderr, &stderr
+	if err := cmd.Start(); err != nil {
+		return nil, nil, nil, err
+	}
+	stop = func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	}
+	m = &meter{pid: cmd.Process.Pid, metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)}
+	if err := m.waitReady(30 * time.Second); err != nil {
+		stop()
+		return nil, nil, nil, fmt.Errorf("%w; collector output:\n%s", err, stderr.String())
+	}
+	s = &sender{
+		url:         fmt.Sprintf("http://127.0.0.1:%d/v1/traces", otlpPort),
+		client:      &http.Client{Timeout: 5 * time.Minute},
+		sampledOnly: strings.HasPrefix(filepath.Base(config), "tailsampling"),
+	}
+	return m, s, stop, nil
+}
+
 type sender struct {
 	url    string
 	client *http.Client
 	// sampledOnly: the configuration forwards only the traces with an
 	// error span (tail_sampling's status-code policy).
 	sampledOnly bool
+	// rootless: the parentless spans are dropped before sending (-held).
+	rootless bool
 }
 
 // replay sends passes passes over the corpus with fresh trace IDs and
@@ -258,6 +294,9 @@ func (s *sender) replay(src *bench.Replay, passes, workers int) (sent, forward, 
 	total := passes * src.Len()
 	for i := 0; i < total; i++ {
 		reqs := src.Next()
+		if s.rootless {
+			reqs = bench.WithoutRoots(reqs)
+		}
 		fwd := expectedForward(reqs, s.sampledOnly)
 		ps := make([]payload, 0, len(reqs))
 		for _, td := range reqs {
@@ -379,6 +418,13 @@ func (m *meter) waitReady(timeout time.Duration) error {
 // a configuration with the triage connector the count also holds the
 // decision log records and metric points (see waitExported).
 func (m *meter) exported() (int64, error) {
+	n, err := m.sum("otelcol_exporter_consumed_items")
+	return int64(n), err
+}
+
+// sum is the sum of every series named series in the collector's
+// telemetry (0 when it has none).
+func (m *meter) sum(series string) (float64, error) {
 	resp, err := http.Get(m.metricsURL)
 	if err != nil {
 		return 0, err
@@ -389,7 +435,8 @@ func (m *meter) exported() (int64, error) {
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, "otelcol_exporter_consumed_items") {
+		rest, ok := strings.CutPrefix(line, series)
+		if !ok || rest == "" || (rest[0] != ' ' && rest[0] != '{') {
 			continue
 		}
 		f := strings.Fields(line)
@@ -398,7 +445,7 @@ func (m *meter) exported() (int64, error) {
 			n += v
 		}
 	}
-	return int64(n), sc.Err()
+	return n, sc.Err()
 }
 
 // waitExported polls until the exporters consumed target items and, when
