@@ -106,7 +106,7 @@ func genaiFill(c *spanCtx, st *Step) {
 	if st.Kind == StepTool {
 		genaiFillTool(a, st)
 		if !st.ResultIsError && st.Result != "" && looksJSON(st.Result) {
-			st.ResultIsError = mcpResultIsError([]byte(st.Result))
+			st.ResultIsError = mcpResultIsError(bytesOf(st.Result))
 		}
 		return
 	}

@@ -124,7 +124,7 @@ func mastraFillTool(c *spanCtx, st *Step) {
 		}
 	}
 	if !st.ResultIsError && looksJSON(st.Result) {
-		st.ResultIsError = mcpResultIsError([]byte(st.Result))
+		st.ResultIsError = mcpResultIsError(bytesOf(st.Result))
 	}
 	if msg := attrStr(a, "error.message"); msg != "" && st.StatusMessage == "" {
 		st.StatusMessage = msg

@@ -64,7 +64,7 @@ func mcpFill(c *spanCtx, st *Step) {
 	if st.Result == "" {
 		st.Result = attrStr(a, "gen_ai.tool.call.result")
 		if looksJSON(st.Result) {
-			st.ResultIsError = st.ResultIsError || mcpResultIsError([]byte(st.Result))
+			st.ResultIsError = st.ResultIsError || mcpResultIsError(bytesOf(st.Result))
 		}
 	}
 	if strings.EqualFold(attrStr(a, "error.type"), "tool_error") {

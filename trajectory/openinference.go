@@ -346,6 +346,6 @@ func oiFillTool(c *spanCtx, st *Step) {
 		st.Result = out
 	}
 	if !st.ResultIsError && looksJSON(out) {
-		st.ResultIsError = mcpResultIsError([]byte(out))
+		st.ResultIsError = mcpResultIsError(bytesOf(out))
 	}
 }

@@ -5,9 +5,19 @@ package trajectory
 // sets Run.SessionKey to the first of them found on the run's root span,
 // else on its other spans (in the order of Run.SpanIDs), else on the
 // resource of the root (or of the run's first span when the root never
-// arrived). May be given several times; the keys add up.
+// arrived). May be given several times; the keys add up. Build only
+// reads keys.
 func WithSessionKeys(keys ...string) Option {
-	return func(o *buildOptions) { o.sessionKeys = append(o.sessionKeys, keys...) }
+	return func(o *buildOptions) {
+		if o.sessionKeys == nil {
+			// The caller's keys themselves, not a copy made on every
+			// Build (the processor passes the same keys to each); capped,
+			// so that keys added by another option are appended to a copy.
+			o.sessionKeys = keys[:len(keys):len(keys)]
+			return
+		}
+		o.sessionKeys = append(o.sessionKeys, keys...)
+	}
 }
 
 // sessionKey reads Run.SessionKey from the run's spans. members are in

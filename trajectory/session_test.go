@@ -59,6 +59,19 @@ func TestSessionKeys(t *testing.T) {
 	assert.Equal(t, "42", runs[0].SessionKey, "non-string values through their string form")
 }
 
+// Session keys given by several options add up, and the caller's keys,
+// which Build reads without copying them, are not written.
+func TestSessionKeysAddUp(t *testing.T) {
+	s := newSynth("svc")
+	s.span(1, 0, "invoke_agent a", map[string]any{"gen_ai.operation.name": "invoke_agent", "app.session": "s-2"})
+	keys := make([]string, 1, 4) // room an append would write into
+	keys[0] = "nope"
+	runs := Build(s.td, WithSessionKeys(keys...), WithSessionKeys("app.session"))
+	require.Len(t, runs, 1)
+	assert.Equal(t, "s-2", runs[0].SessionKey, "the second option's key")
+	assert.Equal(t, []string{"nope", ""}, keys[:2], "the first option's keys written")
+}
+
 func TestWithIndex(t *testing.T) {
 	s := newSynth("svc")
 	s.span(1, 0, "root", nil)

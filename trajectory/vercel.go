@@ -72,7 +72,7 @@ func vercelFill(c *spanCtx, st *Step) {
 			st.Result = firstStr(a, "ai.toolCall.result", "ai.toolCall.output")
 		}
 		if !st.ResultIsError && looksJSON(st.Result) {
-			st.ResultIsError = mcpResultIsError([]byte(st.Result))
+			st.ResultIsError = mcpResultIsError(bytesOf(st.Result))
 		}
 		return
 	}
