@@ -328,6 +328,13 @@ type metadataMemo struct {
 // key of the fields needed (metadataMayName) is not decoded, and gives
 // no fields (what decoding it would give of the fields needed).
 func (m *metadataMemo) ofNeeded(s string, agent, session bool) (metadataIDs, bool) {
+	if s != "" && s == m.text {
+		// The text read last (LangChain repeats it on every span): its
+		// fields are known, and a text metadataMayName rules out decodes
+		// to none of the fields needed, so they are what it gives. A
+		// compare of equal texts costs a fraction of searching one.
+		return m.md, m.ok
+	}
 	if !metadataMayName(s, agent, session) {
 		return metadataIDs{}, false
 	}

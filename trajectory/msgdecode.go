@@ -411,6 +411,33 @@ func fieldIndex(key string, names []string) int {
 type fieldSet struct {
 	names []string
 	byLen [32]uint32 // bit i set in byLen[n]: len(names[i]) == n
+	// words are the names' keyWords: a key is compared with a name of
+	// its length as two words, not through a string compare (most keys
+	// are at most 16 bytes long, which two words tell apart exactly).
+	words [32][2]uint64
+}
+
+// keyWords are two words of key's bytes from which a key of at most 16
+// bytes can be told from every other key of its length: its first and
+// last eight bytes when it has eight or more (they overlap below 16),
+// else its first and last four, else its bytes.
+func keyWords(key string) (a, b uint64) {
+	switch n := len(key); {
+	case n >= 8:
+		return word8(key, 0), word8(key, n-8)
+	case n >= 4:
+		return uint64(word4(key, 0)), uint64(word4(key, n-4))
+	default:
+		for i := 0; i < n; i++ {
+			a |= uint64(key[i]) << (8 * i)
+		}
+		return a, 0
+	}
+}
+
+// word4 is the little-endian 32-bit word of s[i:i+4] (i+4 <= len(s)).
+func word4(s string, i int) uint32 {
+	return uint32(s[i]) | uint32(s[i+1])<<8 | uint32(s[i+2])<<16 | uint32(s[i+3])<<24
 }
 
 var (
@@ -430,6 +457,7 @@ func newFieldSet(names []string) *fieldSet {
 			panic("fieldSet: name " + n + " is empty, long or not ASCII")
 		}
 		f.byLen[len(n)] |= 1 << i
+		f.words[i][0], f.words[i][1] = keyWords(n)
 	}
 	return f
 }
@@ -439,11 +467,15 @@ func (f *fieldSet) index(key string) int {
 	if len(key) >= len(f.byLen) {
 		return fieldIndex(key, f.names)
 	}
-	// An exact match has the key's length (the names are not empty).
+	// An exact match has the key's length (the names are not empty) and
+	// its words, which are the whole of it up to 16 bytes.
 	m := f.byLen[len(key)]
-	for w := m; w != 0; w &= w - 1 {
-		if i := bits.TrailingZeros32(w); f.names[i][0] == key[0] && f.names[i] == key {
-			return i
+	if m != 0 {
+		a, b := keyWords(key)
+		for w := m; w != 0; w &= w - 1 {
+			if i := bits.TrailingZeros32(w); f.words[i][0] == a && f.words[i][1] == b && (len(key) <= 16 || f.names[i] == key) {
+				return i
+			}
 		}
 	}
 	if asciiRunEnd(key, 0) != len(key) {
