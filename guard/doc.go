@@ -33,8 +33,7 @@
 // (NewRun; Add/AddRead return the Trip values, each naming its Guard and
 // giving the recovery.Input of an in-flight decision; UsageOf, session
 // budgets; ReadStep, the spans' readings for trajectory.Build at the
-// root, WithReadSteps; Drop and Rebuild, for a caller that holds the
-// spans and keeps no run between batches: replay.go); the configuration (Config,
+// root, WithReadSteps); the configuration (Config,
 // LoopConfig, RepeatedFailureConfig, TokensConfig, CostConfig, Price,
 // WallClockConfig, DefaultConfig, DefaultPolicy); Name and Names.
 //

@@ -39,38 +39,13 @@ const (
 )
 
 // inFlight is the in-flight state of one held trace.
-//
-// A run's state is dropped after its first batch when the trace holds
-// nothing but that batch (guard.Run.Drop: it keeps which guards tripped):
-// the spans are held anyway, and a run fed them again is the same run
-// (guard.Guards.Rebuild).
-// Most held traces get one batch of spans before their root (an SDK
-// exporter's batch holds a whole short run), and the guards' state was a
-// fifth of what such a trace held (BenchmarkHeldMemory: 1509 B/span with
-// it, 1178 without guards). When a second batch comes, the run is rebuilt
-// from the first batch's spans and kept from then on: a trace of many
-// batches reads its first batch twice, never more.
 type inFlight struct {
-	mu sync.Mutex
-	// run is the trace's guard state; nil while it is dropped (dropped
-	// and the first batch's spans then rebuild it).
-	run     *guard.Run
-	dropped guard.Dropped
+	mu  sync.Mutex
+	run *guard.Run
 	// decisions are the in-flight decisions taken, nil before the first
-	// (a held trace keeps its handle, 48 B with the list behind a
-	// pointer; few traces trip a guard).
+	// (a held trace keeps its handle, 32 B with the list behind a
+	// pointer, 48 B with it here; few traces trip a guard).
 	decisions *[]recovery.Decision
-	// replay is the first batch's resource spans in the held trace, for
-	// the feeds after the first (set under p.mu by liveFeeds, read-only
-	// after: each feed takes its own copy of the pointer).
-	replay *[]ptrace.ResourceSpans
-	// firstRS is how many of the held trace's resource spans the first
-	// batch made, 0 when the run is never dropped (the trace held other
-	// spans before its first feed). liveFeeds' (under p.mu), as replay.
-	firstRS uint32
-	// fed counts the batches the run took in (saturating), under mu:
-	// only a run fed its first batch alone may be dropped.
-	fed uint8
 	// closed: the trace is being decided; no in-flight decision may be
 	// taken after the final one read the list.
 	closed bool
@@ -80,11 +55,6 @@ type inFlight struct {
 type inFlightFeed struct {
 	h     *heldTrace
 	reads []guard.Read
-	// replay is the first batch's resource spans (nil for the first
-	// feed), to rebuild a dropped run from; first says this feed is the
-	// run's first and the held trace holds only its spans.
-	replay *[]ptrace.ResourceSpans
-	first  bool
 	// res is the batch's (first) resource of the trace, for the decision
 	// spans: the resource itself, now among the held trace's spans, not a
 	// copy. Nothing writes a held trace's resources, and runInFlight reads
@@ -172,26 +142,8 @@ func (p *triageProcessor) liveFeeds(feeds []inFlightFeed) []inFlightFeed {
 		if f.h.queued || f.h.trigger != triggerNone {
 			continue
 		}
-		st := f.h.inflight
-		if st == nil {
-			st = &inFlight{run: p.guards.NewRun()}
-			if f.h.spans == len(f.reads) {
-				// The held trace is this batch: the run may be dropped
-				// after it and rebuilt from these resource spans.
-				st.firstRS = uint32(f.h.td.ResourceSpans().Len())
-				f.first = true
-			}
-			f.h.inflight = st
-		} else if st.firstRS > 0 {
-			if st.replay == nil {
-				rss := f.h.td.ResourceSpans()
-				first := make([]ptrace.ResourceSpans, 0, st.firstRS)
-				for i := 0; i < int(st.firstRS) && i < rss.Len(); i++ {
-					first = append(first, rss.At(i))
-				}
-				st.replay = &first
-			}
-			f.replay = st.replay
+		if f.h.inflight == nil {
+			f.h.inflight = &inFlight{run: p.guards.NewRun()}
 		}
 		out = append(out, f)
 	}
@@ -208,12 +160,6 @@ func (p *triageProcessor) runInFlight(ctx context.Context, feeds []inFlightFeed)
 		if st.closed {
 			st.mu.Unlock()
 			continue
-		}
-		if st.run == nil {
-			st.run = p.rebuildRun(st.dropped, f.replay)
-		}
-		if st.fed < 255 {
-			st.fed++
 		}
 		trips := st.run.AddRead(f.reads)
 		trips = append(trips, p.sessionBudgets(ctx, st.run)...)
@@ -233,35 +179,9 @@ func (p *triageProcessor) runInFlight(ctx context.Context, feeds []inFlightFeed)
 			}
 			p.appendDecisionSpan(out, f, tr, anns)
 		}
-		if f.first && st.fed == 1 {
-			if d, ok := st.run.Drop(); ok {
-				st.run, st.dropped = nil, d
-			}
-		}
 		st.mu.Unlock()
 	}
 	return out
-}
-
-// rebuildRun is a dropped run again, from the first batch's spans read
-// again (guard.Guards.Rebuild: it returns no trip). Called
-// with the trace's in-flight lock held; the spans are read outside p.mu
-// as readInFlight's are: nothing writes a held trace's spans before its
-// decision closes the watch.
-func (p *triageProcessor) rebuildRun(d guard.Dropped, replay *[]ptrace.ResourceSpans) *guard.Run {
-	if replay == nil {
-		return p.guards.Rebuild(d)
-	}
-	var batch []guard.Span
-	for _, rs := range *replay {
-		for si := 0; si < rs.ScopeSpans().Len(); si++ {
-			ss := rs.ScopeSpans().At(si)
-			for k := 0; k < ss.Spans().Len(); k++ {
-				batch = append(batch, guard.Span{Span: ss.Spans().At(k), Resource: rs.Resource(), Scope: ss.Scope().Name()})
-			}
-		}
-	}
-	return p.guards.Rebuild(d, p.guards.Read(batch))
 }
 
 // sessionBudgets adds what the run spent since the last report to its
@@ -370,12 +290,7 @@ func closeInFlight(h *heldTrace) closedInFlight {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.closed = true
-	// A dropped run reported nothing (guard.Run.Drop); Build reads every
-	// span itself.
-	c := closedInFlight{run: st.run}
-	if st.run != nil {
-		c.reported = st.run.Reported()
-	}
+	c := closedInFlight{run: st.run, reported: st.run.Reported()}
 	if st.decisions != nil {
 		c.decisions = *st.decisions
 	}

@@ -361,35 +361,3 @@ func TestInFlightClosedWhenDecided(t *testing.T) {
 	require.NotNil(t, final)
 	assert.Equal(t, decisionOf(t, h.decisionSpans()[0]).DecisionID, final.InFlightDecisionID)
 }
-
-// A held trace keeps no guard state after its first batch: the run is
-// rebuilt from the held spans when the second batch comes (the third
-// failure in a row, two of them in the first batch, trips the guard), and
-// kept from then on.
-func TestInFlightRunDroppedAfterFirstBatch(t *testing.T) {
-	tid := traceID(130)
-	spans := turns(4, "get_weather", func(i int) string { return fmt.Sprintf(`{"city":"c%d"}`, i) }, true)
-	h := newHarness(t, nil)
-	per := sendEach(h, tid, spans, 4, 2, len(spans))
-	assert.Empty(t, per[0])
-	require.Len(t, per[1], 1, "the third failure in a row trips the guard")
-	assert.Equal(t, "repeated_failure", decisionOf(t, per[1][0]).Guard)
-	assert.Empty(t, per[2], "a guard trips once per run")
-
-	// The same batches, the run's state looked at between them.
-	h = newHarness(t, nil)
-	kept := func() bool {
-		h.p.mu.Lock()
-		defer h.p.mu.Unlock()
-		ht, ok := h.p.held.Get(tid)
-		require.True(t, ok, "trace held")
-		require.NotNil(t, ht.inflight)
-		ht.inflight.mu.Lock()
-		defer ht.inflight.mu.Unlock()
-		return ht.inflight.run != nil
-	}
-	sendEach(h, tid, spans[:4], 4)
-	assert.False(t, kept(), "the run is dropped after the first batch")
-	sendEach(h, tid, spans[4:6], 2)
-	assert.True(t, kept(), "the run is kept from the second batch on")
-}
