@@ -6,33 +6,21 @@ package trajectory
 // it (the tool results fed back for this call) are this step's. Decoding
 // all of it made a run's cost grow with the square of its length.
 
-// messageSource is a list of messages read on demand; at reports false for
-// an element that is not a message (dropped, as decodeMessages drops it).
-// The Text of a message at gives may be left empty: hasText says whether
-// it is, text gives it (of a message at reported).
-type messageSource interface {
-	len() int
-	at(i int) (*message, bool)
-	hasText(i int) bool
-	text(i int) string
-}
-
-// sliceMessages is a decoded list.
-type sliceMessages []message
-
-func (s sliceMessages) len() int                  { return len(s) }
-func (s sliceMessages) at(i int) (*message, bool) { return &s[i], true }
-func (s sliceMessages) hasText(i int) bool        { return s[i].Text != "" }
-func (s sliceMessages) text(i int) string         { return s[i].Text }
-
 // lazyMessages decodes the elements of a JSON message list one at a time,
 // each at most once. Few are read, from the end, so what they decode to is
 // kept for the list's tail from the earliest element read: tail[k] is
-// element len(elems)-1-k.
+// element len(elems)-1-k. A list decoded already (decoded not nil) is read
+// as it is. at reports false for an element that is not a message
+// (dropped, as decodeMessages drops it); the Text of a message at gives
+// may be left empty: hasText says whether it is, text gives it (of a
+// message at reported). One concrete type, not an interface over the two
+// kinds of list: through an interface the list went to the heap on every
+// call.
 type lazyMessages struct {
-	s     string
-	elems []elemRange
-	tail  []lazyMessage
+	decoded []message
+	s       string
+	elems   []elemRange
+	tail    []lazyMessage
 	// scratch decodes the elements (nil: each into a new jsonMessage).
 	scratch *messageScratch
 	// memo holds the Build's decoded value texts (messageMemo.rawText;
@@ -45,9 +33,17 @@ type lazyMessage struct {
 	seen, isM, hasText bool // decoded; decoded to a message; its text is not empty
 }
 
-func (l *lazyMessages) len() int { return len(l.elems) }
+func (l *lazyMessages) len() int {
+	if l.decoded != nil {
+		return len(l.decoded)
+	}
+	return len(l.elems)
+}
 
 func (l *lazyMessages) at(i int) (*message, bool) {
+	if l.decoded != nil {
+		return &l.decoded[i], true
+	}
 	k := len(l.elems) - 1 - i
 	if k >= len(l.tail) {
 		l.tail = append(l.tail, make([]lazyMessage, k+1-len(l.tail))...)
@@ -76,11 +72,17 @@ func (l *lazyMessages) decode(i int) *jsonMessage {
 }
 
 func (l *lazyMessages) hasText(i int) bool {
+	if l.decoded != nil {
+		return l.decoded[i].Text != ""
+	}
 	return l.tail[len(l.elems)-1-i].hasText
 }
 
 // text decodes element i again, text and all.
 func (l *lazyMessages) text(i int) string {
+	if l.decoded != nil {
+		return l.decoded[i].Text
+	}
 	if !l.hasText(i) {
 		return ""
 	}
@@ -126,11 +128,11 @@ func scanInputResults(s string, lists *inputLists, mm *messageMemo) []ToolResult
 	return st.InputResults
 }
 
-// applyInputFrom is applyInput over a message source, reading the messages
+// applyInputFrom is applyInput over a message list, reading the messages
 // from the end and no further back than needed: to the last assistant
 // message, then, only for a fed-back result that names its call but not
 // the tool, back to the latest call with that ID.
-func applyInputFrom(st *Step, in messageSource) {
+func applyInputFrom(st *Step, in *lazyMessages) {
 	if len(st.InputResults) > 0 || in.len() == 0 {
 		return
 	}
@@ -181,7 +183,7 @@ func applyInputFrom(st *Step, in messageSource) {
 
 // latestCallName is the tool name of the last named call with ID id in the
 // input, or "".
-func latestCallName(in messageSource, id string) string {
+func latestCallName(in *lazyMessages, id string) string {
 	for i := in.len() - 1; i >= 0; i-- {
 		m, ok := in.at(i)
 		if !ok {

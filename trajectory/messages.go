@@ -952,7 +952,7 @@ func decodeToolDefs(s string) []ToolDef {
 // earlier steps). Missing result names and call IDs are completed from the
 // assistant message's tool calls (by ID, else by position).
 func applyInput(st *Step, in []message) {
-	applyInputFrom(st, sliceMessages(in))
+	applyInputFrom(st, &lazyMessages{decoded: in})
 }
 
 // applyOutput fills Requested, OutputText and FinishReasons from the step's
