@@ -121,34 +121,57 @@ func spanHasContent(c *spanCtx) bool {
 	return false
 }
 
-// contentSig is the signature of contentKeys; contentPrefixStart the
-// first bytes of contentPrefixes.
+// contentSig is the signature of contentKeys; contentPrefixGroups the
+// contentPrefixes by first byte.
 var (
-	contentSig         = keySig(slices.Collect(maps.Keys(contentKeys))...)
-	contentPrefixStart = func() (t [256]bool) {
+	contentSig          = keySig(slices.Collect(maps.Keys(contentKeys))...)
+	contentPrefixGroups = func() (t [256]prefixGroup) {
 		for _, p := range contentPrefixes {
-			t[p[0]] = true
+			g := &t[p[0]]
+			if len(g.prefixes) == 0 {
+				g.common = p
+			}
+			for !strings.HasPrefix(p, g.common) {
+				g.common = g.common[:len(g.common)-1]
+			}
+			g.prefixes = append(g.prefixes, p)
 		}
 		return t
 	}()
 )
 
+// prefixGroup is the prefixes that start with one byte and the prefix
+// they share: most keys of a span start with the byte of a group
+// ("gen_ai.", "llm.") and hold no prefix of it, which the byte after the
+// shared part tells for each without a string compare.
+type prefixGroup struct {
+	common   string
+	prefixes []string
+}
+
+// prefixOf is the group's prefix k starts with ("" when none does).
+func (g *prefixGroup) prefixOf(k string) string {
+	c := len(g.common)
+	for _, p := range g.prefixes {
+		// A prefix longer than the shared part (two prefixes cannot be
+		// the same) is told first by its byte after it.
+		if len(k) >= len(p) && (len(p) == c || k[c] == p[c]) && k[:len(p)] == p {
+			return p
+		}
+	}
+	return ""
+}
+
 func isContentKey(k string, attrs attrMap) bool {
 	if contentSig.hasBit(keyBit(k)) && contentKeys[k] {
 		return true
 	}
-	if k == "" || !contentPrefixStart[k[0]] {
-		goto mastra // no prefix starts with k's first byte
+	if k != "" && contentPrefixGroups[k[0]].prefixOf(k) != "" {
+		// Token counts and roles are not content: the message text,
+		// tool-call arguments and tool results are.
+		return strings.HasSuffix(k, ".content") || strings.HasSuffix(k, ".arguments") ||
+			strings.Contains(k, ".contents.") || strings.HasSuffix(k, ".text")
 	}
-	for _, p := range contentPrefixes {
-		if strings.HasPrefix(k, p) {
-			// Token counts and roles are not content: the message text,
-			// tool-call arguments and tool results are.
-			return strings.HasSuffix(k, ".content") || strings.HasSuffix(k, ".arguments") ||
-				strings.Contains(k, ".contents.") || strings.HasSuffix(k, ".text")
-		}
-	}
-mastra:
 	if k == "input" || k == "output" {
 		// Mastra AI tracing's own input/output attributes.
 		_, mastra := attrs.Get("mastra.span.type")

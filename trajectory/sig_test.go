@@ -46,7 +46,7 @@ func fuzzAttrs(spec string, pool []string) pcommon.Map {
 
 // FuzzSignatureGates holds the signature gates to the code they skip:
 // readSpanNames (nameSig) to firstStr key by key, isContentKey
-// (contentSig, contentPrefixStart) to isContentKeyRef.
+// (contentSig, contentPrefixGroups) to isContentKeyRef.
 func FuzzSignatureGates(f *testing.F) {
 	f.Add("#\x00=a;#\x05=b;x=c", "llm.input_messages.0.message.content")
 	f.Add("#\x01=;#\x01=second;#\x10=int", "input")
