@@ -228,18 +228,21 @@ func buildTrace(runs []Run, tid pcommon.TraceID, spans []node, o *buildOptions, 
 // and dropped, in place: nodes are the trace's spans in input order) and
 // links each to its parent.
 func linkNodes(nodes []node, sc *buildScratch) (_ []node, duplicates int) {
-	byID := sc.spanIndex()
+	var byID spanIDs
+	if len(nodes) > linearSpanIDs {
+		byID.m = sc.spanIndex()
+	}
 	w := 0
 	for r := range nodes {
 		id := nodes[r].c.sp.SpanID()
 		if !id.IsEmpty() {
-			if first, dup := byID[id]; dup {
+			if first, dup := byID.find(id); dup {
 				duplicates++
 				nodes[first].sharedID = true
 				continue
 			}
-			byID[id] = int32(w)
 		}
+		byID.add(id, int32(w))
 		if w != r {
 			nodes[w] = nodes[r]
 		}
@@ -253,7 +256,7 @@ func linkNodes(nodes []node, sc *buildScratch) (_ []node, duplicates int) {
 			n.root, n.top = trueRoot, true
 			continue
 		}
-		p, ok := byID[pid]
+		p, ok := byID.find(pid)
 		if !ok || int(p) == i {
 			n.root, n.top = orphanRoot, !ok
 			continue
@@ -261,6 +264,45 @@ func linkNodes(nodes []node, sc *buildScratch) (_ []node, duplicates int) {
 		n.parent = p
 	}
 	return nodes, duplicates
+}
+
+// linearSpanIDs is the number of spans up to which a trace's span IDs are
+// found by a scan of its kept IDs, not through a map: most traces are a
+// few spans, for which hashing (and clearing the map each trace) cost
+// several times the scan.
+const linearSpanIDs = 16
+
+// spanIDs finds the node of a span ID among the nodes kept so far: by a
+// scan of kept[:n] (every kept node's ID, in order, an empty one included
+// so that positions are node indexes: the IDs looked up are never empty)
+// for at most linearSpanIDs nodes, else through m.
+type spanIDs struct {
+	kept [linearSpanIDs]pcommon.SpanID
+	n    int
+	m    map[pcommon.SpanID]int32
+}
+
+func (x *spanIDs) find(id pcommon.SpanID) (int32, bool) {
+	if x.m != nil {
+		p, ok := x.m[id]
+		return p, ok
+	}
+	for i, k := range x.kept[:x.n] {
+		if k == id {
+			return int32(i), true
+		}
+	}
+	return 0, false
+}
+
+// add records id as the ID of kept node w (the next one).
+func (x *spanIDs) add(id pcommon.SpanID, w int32) {
+	if x.m == nil {
+		x.kept[x.n] = id
+		x.n++
+	} else if !id.IsEmpty() {
+		x.m[id] = w
+	}
 }
 
 // tree is the nodes' children in CSR form (the children of node i are

@@ -152,6 +152,43 @@ func TestDuplicateSpanIDsKeepFirst(t *testing.T) {
 	eq(t, "kept first", r.Steps[0].Model, "first")
 }
 
+// Span IDs are found by a scan up to linearSpanIDs spans and through a map
+// past it: both keep the first of duplicate IDs and link each span to the
+// kept span of its parent ID (a span without an ID among them), as a
+// search of the kept spans finds it.
+func TestLinkNodesEitherSideOfTheScan(t *testing.T) {
+	for _, n := range []int{5, linearSpanIDs, linearSpanIDs + 1, 3 * linearSpanIDs} {
+		s := newSynth("svc")
+		s.span(1, 0, "root", nil)
+		s.span(2, 1, "chat", nil)
+		s.span(0, 1, "no id", nil)
+		s.span(100, 99, "orphan", nil)
+		for i := uint64(3); s.spans.Len() < n-1; i++ {
+			s.span(i, i-1, "n", nil)
+		}
+		s.span(2, 1, "duplicate", nil)
+		var nodes []node
+		for i := 0; i < s.spans.Len(); i++ {
+			nodes = append(nodes, node{c: spanCtx{sp: s.spans.At(i)}, parent: -1})
+		}
+		kept, dups := linkNodes(nodes, new(buildScratch))
+		eq(t, "duplicates", dups, 1)
+		eq(t, "kept", len(kept), n-1)
+		for i, k := range kept {
+			want := int32(-1)
+			for j, p := range kept {
+				if pid := k.c.sp.ParentSpanID(); !pid.IsEmpty() && p.c.sp.SpanID() == pid && j != i {
+					want = int32(j)
+					break
+				}
+			}
+			if k.parent != want {
+				t.Fatalf("%d spans: node %d (%s) has parent %d, want %d", n, i, k.c.sp.Name(), k.parent, want)
+			}
+		}
+	}
+}
+
 func TestSeveralTracesAndResources(t *testing.T) {
 	s := newSynth("svc-a")
 	s.span(1, 0, "invoke_agent a", map[string]any{"gen_ai.operation.name": "invoke_agent"})
