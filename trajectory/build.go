@@ -986,12 +986,71 @@ func mergeEvidence(st *Step, ev *errorEvidence, outerStatus ptrace.StatusCode) {
 // earlier in the run: a tool step without a call ID takes the ID of the
 // oldest unclaimed requested call of the same tool, and a tool step without
 // arguments takes the requested arguments. Steps must be in end-time order.
-// Linear in the number of steps and calls.
+// Linear in the number of steps and calls (a run of at most
+// linearLinkSteps steps is linked by scans instead, linkToolCallsScan).
 func linkToolCalls(steps []Step) {
-	type pending struct {
-		call    ToolCall
-		claimed bool
+	if len(steps) <= linearLinkSteps {
+		linkToolCallsScan(steps)
+		return
 	}
+	linkToolCallsIndexed(steps)
+}
+
+// linearLinkSteps is the number of steps up to which linkToolCalls scans a
+// run's calls: most runs are a few steps, and the two maps made for each
+// cost several times the scans.
+const linearLinkSteps = 16
+
+// pendingCall is a requested call and whether a tool step claimed it.
+type pendingCall struct {
+	call    ToolCall
+	claimed bool
+}
+
+// linkToolCallsScan is linkToolCallsIndexed finding the calls by a scan of
+// those requested so far: the first with the step's call ID, else the
+// oldest unclaimed one of its tool (what the maps' first index and queue
+// give).
+func linkToolCallsScan(steps []Step) {
+	var buf [2 * linearLinkSteps]pendingCall
+	calls := buf[:0]
+	for k := range steps {
+		st := &steps[k]
+		if st.Kind == StepLLM {
+			for _, c := range st.Requested {
+				calls = append(calls, pendingCall{call: c})
+			}
+			continue
+		}
+		idx := -1
+		for i := range calls {
+			if st.ToolCallID != "" && calls[i].call.ID == st.ToolCallID ||
+				st.ToolCallID == "" && !calls[i].claimed && calls[i].call.Name == st.ToolName {
+				idx = i
+				break
+			}
+		}
+		if idx < 0 {
+			continue
+		}
+		calls[idx].claimed = true
+		c := calls[idx].call
+		if st.ToolCallID == "" {
+			st.ToolCallID = c.ID
+		}
+		if st.ToolName == "" {
+			st.ToolName = c.Name
+		}
+		if st.Arguments == "" {
+			st.Arguments = c.Arguments
+		}
+	}
+}
+
+// linkToolCallsIndexed is linkToolCalls through maps of the calls by ID and
+// by tool.
+func linkToolCallsIndexed(steps []Step) {
+	type pending = pendingCall
 	var calls []pending
 	byID := map[string]int{}
 	byName := map[string][]int{} // unclaimed call indexes per tool name, oldest first

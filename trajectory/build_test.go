@@ -2,6 +2,8 @@ package trajectory
 
 import (
 	"fmt"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -548,4 +550,51 @@ func TestOtherMessageShapes(t *testing.T) {
 	for i, w := range want {
 		eq(t, "result", st.InputResults[i], w)
 	}
+}
+
+// stepsOf is a run's steps read from data, two bytes a step: LLM steps
+// requesting up to three calls, tool steps with or without a call ID, tool
+// name and arguments, from small pools so that IDs and names repeat.
+func stepsOf(data []byte) []Step {
+	names, ids := []string{"", "a", "b"}, []string{"", "c1", "c2", "c3"}
+	var steps []Step
+	for i := 0; i+1 < len(data); i += 2 {
+		x, y := data[i], data[i+1]
+		if x&1 == 0 {
+			st := Step{Kind: StepLLM}
+			for k := 0; k < int(x>>1)%4; k++ {
+				st.Requested = append(st.Requested, ToolCall{ID: ids[int(y>>(2*k))%len(ids)], Name: names[int(y>>(2*k+1))%len(names)], Arguments: string(rune('p' + k))})
+			}
+			steps = append(steps, st)
+			continue
+		}
+		st := Step{Kind: StepTool, ToolCallID: ids[int(x>>1)%len(ids)], ToolName: names[int(x>>3)%len(names)]}
+		if y&1 == 1 {
+			st.Arguments = "own"
+		}
+		steps = append(steps, st)
+	}
+	return steps
+}
+
+// FuzzLinkToolCalls holds the scan that links a short run's tool steps to
+// the maps that link a long one's.
+func FuzzLinkToolCalls(f *testing.F) {
+	f.Add([]byte{6, 0x1b, 3, 0, 9, 1, 1, 0, 4, 0xff, 5, 0})
+	f.Add([]byte{2, 0, 2, 0, 1, 0, 1, 0, 3, 1})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		steps := stepsOf(data)
+		if len(steps) > linearLinkSteps {
+			steps = steps[:linearLinkSteps]
+		}
+		scan := slices.Clone(steps)
+		for i := range scan {
+			scan[i].Requested = slices.Clone(steps[i].Requested)
+		}
+		linkToolCallsScan(scan)
+		linkToolCallsIndexed(steps)
+		if !reflect.DeepEqual(scan, steps) {
+			t.Fatalf("the scan links %+v, the maps %+v", scan, steps)
+		}
+	})
 }
