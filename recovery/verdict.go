@@ -34,7 +34,16 @@ func InputFromVerdict(v *classifier.Verdict, traceID pcommon.TraceID, spanID pco
 		}
 	}
 	in.Evidence = make([]Evidence, 0, min(n, maxEvidence))
-	seen := map[pcommon.SpanID]bool{}
+	// The spans already given as evidence are those of in.Evidence (at
+	// most maxEvidence): looked for there, with no set of their own.
+	seen := func(id pcommon.SpanID) bool {
+		for i := range in.Evidence {
+			if in.Evidence[i].SpanID == id {
+				return true
+			}
+		}
+		return false
+	}
 	if v.Signal != classifier.SignalNone || !v.EvidenceSpanID.IsEmpty() {
 		in.Evidence = append(in.Evidence, Evidence{
 			SpanID: v.EvidenceSpanID,
@@ -42,7 +51,6 @@ func InputFromVerdict(v *classifier.Verdict, traceID pcommon.TraceID, spanID pco
 			Rule:   v.Rule,
 			Reason: v.Reason,
 		})
-		seen[v.EvidenceSpanID] = true
 	}
 	var lastTool string
 	for _, inc := range v.Incidents {
@@ -55,10 +63,9 @@ func InputFromVerdict(v *classifier.Verdict, traceID pcommon.TraceID, spanID pco
 				in.Tool = inc.Tool
 			}
 		}
-		if seen[inc.SpanID] || len(in.Evidence) >= maxEvidence {
+		if len(in.Evidence) >= maxEvidence || seen(inc.SpanID) {
 			continue
 		}
-		seen[inc.SpanID] = true
 		in.Evidence = append(in.Evidence, Evidence{
 			SpanID: inc.SpanID,
 			Signal: classifier.Label(inc.Signal, inc.Rule),

@@ -89,21 +89,26 @@ func (a annotation) apply(m pcommon.Map) {
 // lists are carved from buf and the evaluations from evals, and the maps
 // keep their room. What the decision cache keeps is copied out (kept).
 type traceAnnotations struct {
-	// incident and root annotations by span ID; root annotations are
-	// applied after incident ones so a span that is both shows its run's
-	// verdict.
-	incident map[pcommon.SpanID][]annotation
-	root     map[pcommon.SpanID][]annotation
-	// annotated has the bit spanBit of every span ID in incident or root:
-	// a trace's spans are walked for the few that get annotations, and
-	// one whose bit is clear is passed over without the two map lookups.
+	// spans are the incident and root annotations of each span that gets
+	// any, in the order first set; root annotations are applied after
+	// incident ones so a span that is both shows its run's verdict. A
+	// trace has a few such spans: they are found by a look through the
+	// list (one word compared per span), by byID when there are many.
+	spans []spanAnnotations
+	byID  map[pcommon.SpanID]int
+	// annotated has the bit spanBit of every span ID in spans: a trace's
+	// spans are walked for the few that get annotations, and one whose
+	// bit is clear is passed over without a look.
 	annotated uint64
 	buf       []annotation
 	evals     []evaluation
 	// text holds the bytes of the strings made for the annotations (the
 	// evaluations' explanations, the evidence span ids): they go out on
-	// the spans, so what was carved from it is never written again and
-	// release drops it instead of keeping it for the next trace.
+	// the spans, so what was carved from it is never written again. Its
+	// room left over (past len) serves the next traces: a block of
+	// textBlock bytes holds the text of several traces (a trace's is
+	// about a hundred bytes), and stays reachable while any of their
+	// spans is.
 	text []byte
 	// w lays out a span's attributes (attrwrite.go).
 	w attrWriter
@@ -116,12 +121,18 @@ const (
 	maxPooledSpans       = 1024
 )
 
-var traceAnnotationsPool = sync.Pool{New: func() any {
-	return &traceAnnotations{
-		incident: make(map[pcommon.SpanID][]annotation),
-		root:     make(map[pcommon.SpanID][]annotation),
-	}
-}}
+// spanAnnotations are the annotations of one span of a trace.
+type spanAnnotations struct {
+	id       pcommon.SpanID
+	incident []annotation
+	root     []annotation
+}
+
+// maxListedSpans is the most annotated spans of a trace looked for
+// through the list: past it they are indexed (byID).
+const maxListedSpans = 16
+
+var traceAnnotationsPool = sync.Pool{New: func() any { return new(traceAnnotations) }}
 
 func getTraceAnnotations() *traceAnnotations {
 	return traceAnnotationsPool.Get().(*traceAnnotations)
@@ -130,16 +141,17 @@ func getTraceAnnotations() *traceAnnotations {
 // release clears t (nothing it held stays reachable from the pool) and
 // returns it to the pool.
 func (t *traceAnnotations) release() {
-	if cap(t.buf) > maxPooledAnnotations || cap(t.evals) > maxPooledAnnotations ||
-		len(t.incident) > maxPooledSpans || len(t.root) > maxPooledSpans {
+	if cap(t.buf) > maxPooledAnnotations || cap(t.evals) > maxPooledAnnotations || cap(t.spans) > maxPooledSpans {
 		return
 	}
 	clear(t.buf)
 	clear(t.evals)
-	t.buf, t.evals = t.buf[:0], t.evals[:0]
-	t.text = nil
-	clear(t.incident)
-	clear(t.root)
+	clear(t.spans)
+	t.buf, t.evals, t.spans = t.buf[:0], t.evals[:0], t.spans[:0]
+	if cap(t.text) > textBlock {
+		t.text = nil // (one huge trace's block is not kept)
+	}
+	t.byID = nil
 	t.annotated = 0
 	t.w.reset()
 	traceAnnotationsPool.Put(t)
@@ -165,8 +177,14 @@ func (t *traceAnnotations) reserveText(verdicts []classifier.Verdict, evals bool
 			}
 		}
 	}
-	t.text = make([]byte, 0, n)
+	if cap(t.text)-len(t.text) < n {
+		t.text = make([]byte, 0, max(n, textBlock))
+	}
 }
+
+// textBlock is the size of the blocks the annotations' text is carved
+// from (reserveText).
+const textBlock = 1024
 
 // newText returns an empty byte slice with room for n bytes, carved from
 // t's text block (reserveText); the caller writes at most n bytes and
@@ -254,16 +272,70 @@ func kept(anns []annotation) []annotation {
 	return out
 }
 
+// find returns the annotations of span id, nil when it has none.
+func (t *traceAnnotations) find(id pcommon.SpanID) *spanAnnotations {
+	if t.annotated&spanBit(id) == 0 {
+		return nil
+	}
+	if t.byID != nil {
+		if i, ok := t.byID[id]; ok {
+			return &t.spans[i]
+		}
+		return nil
+	}
+	for i := range t.spans {
+		if t.spans[i].id == id {
+			return &t.spans[i]
+		}
+	}
+	return nil
+}
+
+// of returns the annotations of span id, added empty when it has none.
+func (t *traceAnnotations) of(id pcommon.SpanID) *spanAnnotations {
+	if s := t.find(id); s != nil {
+		return s
+	}
+	t.spans = append(t.spans, spanAnnotations{id: id})
+	t.annotated |= spanBit(id)
+	switch n := len(t.spans); {
+	case n > maxListedSpans && t.byID == nil:
+		t.byID = make(map[pcommon.SpanID]int, 2*n)
+		for i := range t.spans {
+			t.byID[t.spans[i].id] = i
+		}
+	case t.byID != nil:
+		t.byID[id] = n - 1
+	}
+	return &t.spans[len(t.spans)-1]
+}
+
+// incidentOf returns the incident annotations of span id (ok false when
+// it has none yet).
+func (t *traceAnnotations) incidentOf(id pcommon.SpanID) ([]annotation, bool) {
+	if s := t.find(id); s != nil && s.incident != nil {
+		return s.incident, true
+	}
+	return nil, false
+}
+
 // setIncident sets the incident annotations of span id.
 func (t *traceAnnotations) setIncident(id pcommon.SpanID, anns []annotation) {
-	t.incident[id] = anns
-	t.annotated |= spanBit(id)
+	t.of(id).incident = nonNil(anns)
 }
 
 // setRoot sets the run-root annotations of span id.
 func (t *traceAnnotations) setRoot(id pcommon.SpanID, anns []annotation) {
-	t.root[id] = anns
-	t.annotated |= spanBit(id)
+	t.of(id).root = nonNil(anns)
+}
+
+// nonNil is anns, or an empty list when anns is nil: a span's lists are
+// nil only while it has none of that kind.
+func nonNil(anns []annotation) []annotation {
+	if anns == nil {
+		return []annotation{}
+	}
+	return anns
 }
 
 // spanBit is a span ID's bit in traceAnnotations.annotated: from its last
@@ -272,17 +344,12 @@ func spanBit(id pcommon.SpanID) uint64 { return 1 << (id[len(id)-1] & 63) }
 
 // annotate sets the trace's attributes on span.
 func (t *traceAnnotations) annotate(span ptrace.Span) {
-	id := span.SpanID()
-	if t.annotated&spanBit(id) == 0 {
+	s := t.find(span.SpanID())
+	if s == nil {
 		return
 	}
-	inc, hasInc := t.incident[id]
-	root, hasRoot := t.root[id]
-	if !hasInc && !hasRoot {
-		return
-	}
-	t.w.annotate(span.Attributes(), inc, root)
-	addEvaluations(&t.w.b, span, inc, root)
+	t.w.annotate(span.Attributes(), s.incident, s.root)
+	addEvaluations(&t.w.b, span, s.incident, s.root)
 }
 
 // attributeCount is the number of attributes (not evaluation events)
@@ -523,7 +590,7 @@ func (p *triageProcessor) annotateRuns(ctx context.Context, h *heldTrace, ct *cl
 				if inc.SpanID.IsEmpty() {
 					continue
 				}
-				anns, ok := t.incident[inc.SpanID]
+				anns, ok := t.incidentOf(inc.SpanID)
 				if !ok {
 					anns = t.list(incidentAnnotationsCap)
 				}
