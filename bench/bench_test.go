@@ -23,6 +23,7 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 	"golang.org/x/sys/unix"
 
+	"github.com/triage-otel/triage/internal/callgrind"
 	"github.com/triage-otel/triage/processor/triageprocessor"
 	"github.com/triage-otel/triage/trajectory"
 	"github.com/triage-otel/triage/wire"
@@ -331,7 +332,7 @@ func runPeer(b *testing.B, p peer, src Source) {
 	var ms runtime.MemStats
 	rootLatency := make([]time.Duration, 0, b.N)
 	rootCPU := make([]time.Duration, 0, b.N)
-	growStack(8)
+	callgrind.GrowStack(8)
 	b.ReportAllocs()
 	b.ResetTimer()
 	start := time.Now()
@@ -414,21 +415,6 @@ func runPeer(b *testing.B, p peer, src Source) {
 		b.ReportMetric(float64(percentile(rootCPU, 0.50))/1e6, "root-cpu-p50-ms")
 		b.ReportMetric(float64(percentile(rootCPU, 0.99))/1e6, "root-cpu-p99-ms")
 	}
-}
-
-// growStack grows the benchmark goroutine's stack before the timed region:
-// a stack copy inside a function callgrind toggles collection on (with
-// --toggle-collect) throws off its tracking of the call, and the count with
-// it. Under GOGC=off, as instruction counts are taken, it never shrinks.
-//
-//go:noinline
-func growStack(depth int) byte {
-	var pad [64 << 10]byte
-	pad[depth] = byte(depth)
-	if depth > 0 {
-		pad[0] = growStack(depth - 1)
-	}
-	return pad[0] + pad[depth]
 }
 
 // percentile returns the q-quantile of sorted (nearest rank).

@@ -1034,16 +1034,21 @@ func linkToolCallsScan(steps []Step) {
 			continue
 		}
 		calls[idx].claimed = true
-		c := calls[idx].call
-		if st.ToolCallID == "" {
-			st.ToolCallID = c.ID
-		}
-		if st.ToolName == "" {
-			st.ToolName = c.Name
-		}
-		if st.Arguments == "" {
-			st.Arguments = c.Arguments
-		}
+		takeCall(st, calls[idx].call)
+	}
+}
+
+// takeCall completes a tool step from the requested call it was linked
+// to: the call ID, tool name and arguments it did not record.
+func takeCall(st *Step, c ToolCall) {
+	if st.ToolCallID == "" {
+		st.ToolCallID = c.ID
+	}
+	if st.ToolName == "" {
+		st.ToolName = c.Name
+	}
+	if st.Arguments == "" {
+		st.Arguments = c.Arguments
 	}
 }
 
@@ -1092,15 +1097,6 @@ func linkToolCallsIndexed(steps []Step) {
 			continue
 		}
 		claim(idx)
-		c := calls[idx].call
-		if st.ToolCallID == "" {
-			st.ToolCallID = c.ID
-		}
-		if st.ToolName == "" {
-			st.ToolName = c.Name
-		}
-		if st.Arguments == "" {
-			st.Arguments = c.Arguments
-		}
+		takeCall(st, calls[idx].call)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
 
+	"github.com/triage-otel/triage/internal/callgrind"
 	"github.com/triage-otel/triage/internal/evalset"
 	"github.com/triage-otel/triage/processor/triageprocessor/internal/metadata"
 )
@@ -72,7 +73,7 @@ func BenchmarkAnnotateCaptures(b *testing.B) {
 	p := newBenchProcessor(b, cfg)
 	ctx := context.Background()
 	n := uint64(0)
-	growStack(8) // 8 frames of 64 KiB
+	callgrind.GrowStack(8) // 8 frames of 64 KiB
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -96,21 +97,6 @@ func BenchmarkAnnotateCaptures(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*spans), "ns/span")
-}
-
-// growStack grows the goroutine's stack once, before the measured region:
-// a stack copy inside annotateTrace would throw off callgrind's tracking of
-// the calls it toggles collection on (and the count with it). Under
-// GOGC=off, as instruction counts are taken, the stack never shrinks back.
-//
-//go:noinline
-func growStack(depth int) byte {
-	var pad [64 << 10]byte
-	pad[depth] = byte(depth)
-	if depth > 0 {
-		pad[0] = growStack(depth - 1)
-	}
-	return pad[0] + pad[depth]
 }
 
 func hasRoot(td ptrace.Traces) bool {
@@ -159,7 +145,7 @@ func BenchmarkDecideRunEndedCaptures(b *testing.B) {
 	ctx := context.Background()
 	n := uint64(0)
 	ended := 0
-	growStack(8)
+	callgrind.GrowStack(8)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
