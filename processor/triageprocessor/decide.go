@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/triage-otel/triage/classifier"
+	"github.com/triage-otel/triage/internal/smallmap"
 	"github.com/triage-otel/triage/recovery"
 	"github.com/triage-otel/triage/trajectory"
 	"github.com/triage-otel/triage/wire"
@@ -92,10 +93,11 @@ type traceAnnotations struct {
 	// spans are the incident and root annotations of each span that gets
 	// any, in the order first set; root annotations are applied after
 	// incident ones so a span that is both shows its run's verdict. A
-	// trace has a few such spans: they are found by a look through the
-	// list (one word compared per span), by byID when there are many.
+	// trace has a few such spans: index finds each one's place in spans
+	// (a smallmap: a look through a short list, a Go map past
+	// smallmap.MaxSlice).
 	spans []spanAnnotations
-	byID  map[pcommon.SpanID]int
+	index smallmap.Map[pcommon.SpanID, int32]
 	// annotated has the bit spanBit of every span ID in spans: a trace's
 	// spans are walked for the few that get annotations, and one whose
 	// bit is clear is passed over without a look.
@@ -123,14 +125,9 @@ const (
 
 // spanAnnotations are the annotations of one span of a trace.
 type spanAnnotations struct {
-	id       pcommon.SpanID
 	incident []annotation
 	root     []annotation
 }
-
-// maxListedSpans is the most annotated spans of a trace looked for
-// through the list: past it they are indexed (byID).
-const maxListedSpans = 16
 
 var traceAnnotationsPool = sync.Pool{New: func() any { return new(traceAnnotations) }}
 
@@ -151,7 +148,7 @@ func (t *traceAnnotations) release() {
 	if cap(t.text) > textBlock {
 		t.text = nil // (one huge trace's block is not kept)
 	}
-	t.byID = nil
+	t.index.Reset()
 	t.annotated = 0
 	t.w.reset()
 	traceAnnotationsPool.Put(t)
@@ -277,16 +274,8 @@ func (t *traceAnnotations) find(id pcommon.SpanID) *spanAnnotations {
 	if t.annotated&spanBit(id) == 0 {
 		return nil
 	}
-	if t.byID != nil {
-		if i, ok := t.byID[id]; ok {
-			return &t.spans[i]
-		}
-		return nil
-	}
-	for i := range t.spans {
-		if t.spans[i].id == id {
-			return &t.spans[i]
-		}
+	if i, ok := t.index.Get(id); ok {
+		return &t.spans[i]
 	}
 	return nil
 }
@@ -296,17 +285,9 @@ func (t *traceAnnotations) of(id pcommon.SpanID) *spanAnnotations {
 	if s := t.find(id); s != nil {
 		return s
 	}
-	t.spans = append(t.spans, spanAnnotations{id: id})
+	t.index.Put(id, int32(len(t.spans)))
+	t.spans = append(t.spans, spanAnnotations{})
 	t.annotated |= spanBit(id)
-	switch n := len(t.spans); {
-	case n > maxListedSpans && t.byID == nil:
-		t.byID = make(map[pcommon.SpanID]int, 2*n)
-		for i := range t.spans {
-			t.byID[t.spans[i].id] = i
-		}
-	case t.byID != nil:
-		t.byID[id] = n - 1
-	}
 	return &t.spans[len(t.spans)-1]
 }
 

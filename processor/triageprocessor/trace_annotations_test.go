@@ -6,15 +6,17 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/triage-otel/triage/internal/smallmap"
 )
 
-// TestTraceAnnotationsFindEverySpan holds the annotated spans' list (and
-// the index it switches to past maxListedSpans) to what two maps by span
+// TestTraceAnnotationsFindEverySpan holds the annotated spans' index (a
+// list, and the Go map it moves to past smallmap.MaxSlice) to what two maps by span
 // ID held: each span finds the incident and root lists last set for it,
 // a span never set finds none, and an incident list is reported only once
 // set.
 func TestTraceAnnotationsFindEverySpan(t *testing.T) {
-	for _, n := range []int{1, maxListedSpans, maxListedSpans + 1, 5 * maxListedSpans} {
+	for _, n := range []int{1, smallmap.MaxSlice, smallmap.MaxSlice + 1, 5 * smallmap.MaxSlice} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			ta := getTraceAnnotations()
 			defer ta.release()
@@ -65,13 +67,13 @@ func TestTraceAnnotationsFindEverySpan(t *testing.T) {
 // trace's annotations for the next one.
 func TestTraceAnnotationsReleased(t *testing.T) {
 	ta := getTraceAnnotations()
-	for i := 1; i <= 3*maxListedSpans; i++ {
+	for i := 1; i <= 3*smallmap.MaxSlice; i++ {
 		ta.setIncident(spanID(uint64(i)), []annotation{strAnn(attrFailureType, "x")})
 	}
 	ta.release()
-	for i := 1; i <= 3*maxListedSpans; i++ {
+	for i := 1; i <= 3*smallmap.MaxSlice; i++ {
 		assert.Nil(t, ta.find(spanID(uint64(i))), "span %d after release", i)
 	}
-	assert.Nil(t, ta.byID)
+	assert.Zero(t, ta.index.Len(), "the span index after release")
 	assert.Zero(t, ta.annotated)
 }
