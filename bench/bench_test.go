@@ -120,6 +120,10 @@ type peerOptions struct {
 	wait time.Duration
 	// recoveryOff turns the triage processor's recovery decisions off.
 	recoveryOff bool
+	// guardsOff turns the triage processor's in-flight guards off (the
+	// loop and repeated-failure guards the default config turns on), so
+	// that a memory benchmark can tell the buffer from the guards' state.
+	guardsOff bool
 }
 
 var peers = []peer{
@@ -143,6 +147,9 @@ var peers = []peer{
 			cfg.MaxBytes = 0
 			cfg.MaxTraceBytes = 256 << 20
 			cfg.Recovery.Enabled = !o.recoveryOff
+			if o.guardsOff {
+				cfg.Guards.Loop.Enabled, cfg.Guards.RepeatedFailure.Enabled = false, false
+			}
 			next.onSpans = done.add
 			return create(b, f, cfg, next)
 		},

@@ -55,33 +55,58 @@ const (
 // BenchmarkHeldMemory measures the heap a processor keeps per span it
 // holds: the captures, roots removed, are fed passes times with fresh
 // trace IDs to a processor whose timers are an hour long, then the live
-// heap, once settled (settledHeap), is compared with what it was before. heap-B/span is that difference
-// per span held; heap/proto is the same per byte of the spans' protobuf
-// encoding (what max_bytes counts). Run with -benchtime 1x.
-func BenchmarkHeldMemory(b *testing.B) { heldMemory(b, 0) }
+// heap, once settled (settledHeap), is compared with what it was before.
+// heap-B/span is that difference per span held; heap/proto is the same per
+// byte of the spans' protobuf encoding (what max_bytes counts). Run with
+// -benchtime 1x. Beside the peers, proc=triage/guards=off is the triage
+// processor without its in-flight guards: what its buffer holds, apart
+// from the guards' state of each run.
+func BenchmarkHeldMemory(b *testing.B) { heldMemory(b, 0, false) }
 
 // BenchmarkHeldMemorySplit is BenchmarkHeldMemory with each trace's spans
 // sent in requests of at most heldSplitSpans spans, in the order they
 // ended, as an SDK's batch span processor exports a run that lasts longer
 // than its export interval: a processor then holds each trace across
 // several batches, not one.
-func BenchmarkHeldMemorySplit(b *testing.B) { heldMemory(b, heldSplitSpans) }
+func BenchmarkHeldMemorySplit(b *testing.B) { heldMemory(b, heldSplitSpans, false) }
+
+// BenchmarkHeldMemoryProto is BenchmarkHeldMemory with each request
+// encoded to protobuf and decoded again before it is fed, as the OTLP
+// receiver hands requests to a collector's pipeline: every string is then
+// the request's own (copied input shares its strings with the captures,
+// which the "before" heap holds), so the figure is what a whole collector
+// holds per span (collectorbench -held) in a few seconds instead of
+// minutes.
+func BenchmarkHeldMemoryProto(b *testing.B) { heldMemory(b, 0, true) }
 
 const heldSplitSpans = 2
 
 // heldMemory is the held-memory benchmark with each request cut into
-// requests of at most split spans (0: as captured).
-func heldMemory(b *testing.B, split int) {
+// requests of at most split spans (0: as captured), decoded from protobuf
+// when proto is set.
+func heldMemory(b *testing.B, split int, proto bool) {
 	caps := loadCaptures(b)
 	const passes = 5
+	type heldCase struct {
+		name string
+		p    peer
+		o    peerOptions
+	}
+	var cases []heldCase
 	for _, p := range peers {
 		if p.name == "baseline" {
 			continue
 		}
-		b.Run("proc="+p.name, func(b *testing.B) {
+		cases = append(cases, heldCase{p.name, p, peerOptions{wait: time.Hour}})
+		if p.name == "triage" {
+			cases = append(cases, heldCase{p.name + "/guards=off", p, peerOptions{wait: time.Hour, guardsOff: true}})
+		}
+	}
+	for _, c := range cases {
+		b.Run("proc="+c.name, func(b *testing.B) {
 			for range b.N {
 				next := &spanCounter{}
-				proc := p.create(b, next, newProgress(), peerOptions{wait: time.Hour})
+				proc := c.p.create(b, next, newProgress(), c.o)
 				ctx := context.Background()
 				if err := proc.Start(ctx, componenttest.NewNopHost()); err != nil {
 					b.Fatal(err)
@@ -102,6 +127,9 @@ func heldMemory(b *testing.B, split int) {
 						}
 						reqs = cut
 					}
+					if proto {
+						reqs = protoDecoded(b, reqs)
+					}
 					bytes += opBytes(reqs)
 					for _, td := range reqs {
 						spans += td.SpanCount()
@@ -119,7 +147,7 @@ func heldMemory(b *testing.B, split int) {
 				ops = nil
 				held := float64(settledHeap(before))
 				if got := next.forwarded.Load(); got != 0 {
-					b.Fatalf("%s forwarded %d spans before its timer", p.name, got)
+					b.Fatalf("%s forwarded %d spans before its timer", c.name, got)
 				}
 				b.ReportMetric(held/float64(spans), "heap-B/span")
 				b.ReportMetric(held/float64(bytes), "heap/proto")
@@ -130,6 +158,24 @@ func heldMemory(b *testing.B, split int) {
 			}
 		})
 	}
+}
+
+// protoDecoded is reqs encoded to protobuf and decoded again, each request
+// then owning all of its memory.
+func protoDecoded(b *testing.B, reqs []ptrace.Traces) []ptrace.Traces {
+	var m ptrace.ProtoMarshaler
+	var u ptrace.ProtoUnmarshaler
+	out := make([]ptrace.Traces, len(reqs))
+	for i, td := range reqs {
+		buf, err := m.MarshalTraces(td)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if out[i], err = u.UnmarshalTraces(buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return out
 }
 
 // BenchmarkDecidedMemory measures what the triage processor keeps per
