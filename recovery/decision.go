@@ -65,9 +65,11 @@ type Input struct {
 	// define is treated as unknown (saying so in the reason).
 	FailureType classifier.FailureType
 	Confidence  float64
-	Evidence    []Evidence
-	TraceID     pcommon.TraceID // required
-	SpanID      pcommon.SpanID  // required: the run's root (or evidence) span
+	// Evidence is read, never written, by the engine; a decision may
+	// share it (Decide copies what the redactor changes).
+	Evidence []Evidence
+	TraceID  pcommon.TraceID // required
+	SpanID   pcommon.SpanID  // required: the run's root (or evidence) span
 	// SessionID keys the attempt history (gen_ai.conversation.id,
 	// session.id, ...). Empty: the trace is the session.
 	SessionID string

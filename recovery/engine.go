@@ -404,8 +404,16 @@ func (e *Engine) normalize(in Input) (Input, error) {
 	in.CheckpointID = e.redactor.Text(in.CheckpointID)
 	reason := in.Reason
 	in.Reason = e.redactor.Text(reason)
-	ev := make([]Evidence, 0, len(in.Evidence))
-	for _, x := range in.Evidence {
+	// The evidence is redacted into a copy made when the redactor changes
+	// some of it: evidence it leaves as it is (nearly always) is shared
+	// with the caller's, which is never written. (No evidence is an
+	// empty list: the document says [], not null.)
+	ev := slices.Clip(in.Evidence)
+	if ev == nil {
+		ev = []Evidence{}
+	}
+	copied := false
+	for i, x := range in.Evidence {
 		x.Signal = e.redactor.Truncate(x.Signal)
 		x.Rule = e.redactor.Truncate(x.Rule)
 		if x.Reason == reason {
@@ -415,7 +423,13 @@ func (e *Engine) normalize(in Input) (Input, error) {
 		} else {
 			x.Reason = e.redactor.Text(x.Reason)
 		}
-		ev = append(ev, x)
+		if x == in.Evidence[i] {
+			continue
+		}
+		if !copied {
+			ev, copied = slices.Clone(ev), true
+		}
+		ev[i] = x
 	}
 	in.Evidence = ev
 	return in, nil

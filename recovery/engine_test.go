@@ -189,6 +189,16 @@ func TestDecisionCarriesNoSecrets(t *testing.T) {
 	if !strings.Contains(d.Action.Reason, "401 Unauthorized") {
 		t.Errorf("the classifier's reason should reach the escalation: %q", d.Action.Reason)
 	}
+	// The caller's evidence is left as it was (the redacted evidence is a
+	// copy), and no evidence is an empty list in the document.
+	if !strings.HasPrefix(in.Evidence[0].Reason, "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9") {
+		t.Errorf("the input's evidence was written: %.80q", in.Evidence[0].Reason)
+	}
+	in.Evidence = nil
+	d = decide(t, e, in)
+	if raw, _ := d.JSON(); !strings.Contains(string(raw), `"evidence":[]`) {
+		t.Errorf("no evidence: %s", raw)
+	}
 }
 
 // pageOnCall is a strategy written outside the package: the extension point.
