@@ -902,15 +902,9 @@ func sameTool(outer, inner *Step) bool {
 // span failed or did not set an explicit OK status (an outer OK means the
 // inner failure was retried away).
 func mergeStep(outer, inner *Step, outerStatus ptrace.StatusCode) {
-	if outer.ToolName == "" {
-		outer.ToolName = inner.ToolName
-	}
-	if outer.ToolCallID == "" {
-		outer.ToolCallID = inner.ToolCallID
-	}
-	if outer.Arguments == "" {
-		outer.Arguments = inner.Arguments
-	}
+	// The call's ID, tool and arguments are completed as a linked call
+	// completes them.
+	takeCall(outer, ToolCall{ID: inner.ToolCallID, Name: inner.ToolName, Arguments: inner.Arguments})
 	if outer.Result == "" {
 		outer.Result = inner.Result
 	}
