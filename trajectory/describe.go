@@ -1,7 +1,6 @@
 package trajectory
 
 import (
-	"encoding/binary"
 	"math/bits"
 	"slices"
 	"strings"
@@ -364,27 +363,32 @@ func metadataMayName(s string, agent, session bool) bool {
 // underscores are found a word at a time (the lowest flagged byte of each
 // word is exact, as in specialMask; the word is searched again past it).
 func hasFoldID(s string) bool {
-	b := bytesOf(s)
-	for i := 0; i < len(s); {
-		if i+8 <= len(s) {
-			w := binary.LittleEndian.Uint64(b[i:])
-			m := byteFlags(w, '_') & swarHighs
-			if m == 0 {
-				i += 8
-				continue
+	// Metadata keys are snake case: a '_' every few bytes, most not
+	// followed by "id". The three bytes are tested eight places at a
+	// time (the words at i, i+1 and i+2): a place flagged in all three is
+	// looked at (the flags hold every match, and maybe other places).
+	i := 0
+	for ; i+10 <= len(s); i += 8 {
+		m := byteFlags(word8(s, i), '_') & byteFlags(word8(s, i+1)|0x20*swarOnes, 'i') &
+			byteFlags(word8(s, i+2)|0x20*swarOnes, 'd') & swarHighs
+		for ; m != 0; m &= m - 1 {
+			if foldIDAt(s, i+bits.TrailingZeros64(m)>>3) {
+				return true
 			}
-			i += bits.TrailingZeros64(m) >> 3
-		} else if s[i] != '_' {
-			i++
-			continue
 		}
-		// s[i] is '_'.
-		if i+2 < len(s) && s[i+1]|0x20 == 'i' && s[i+2]|0x20 == 'd' {
+	}
+	for ; i+2 < len(s); i++ {
+		if foldIDAt(s, i) {
 			return true
 		}
-		i++
 	}
 	return false
+}
+
+// foldIDAt reports whether s holds "_id" in some ASCII letter case at p
+// (p+2 < len(s)).
+func foldIDAt(s string, p int) bool {
+	return s[p] == '_' && s[p+1]|0x20 == 'i' && s[p+2]|0x20 == 'd'
 }
 
 // of is metadataOf(s), from the memo when s is the text read last.
