@@ -150,6 +150,9 @@ type triageProcessor struct {
 	classifiers classifierSet
 	now         func() time.Time
 	sizer       ptrace.ProtoMarshaler
+	// texts lets the spans of a trace share one copy of each long text
+	// they repeat (sharedtexts.go).
+	texts *sharedTexts
 	// out is the one redaction point of everything that leaves the
 	// processor.
 	out outbound
@@ -265,6 +268,7 @@ func newState(set processor.Settings, cfg *Config, tb *metadata.TelemetryBuilder
 			"so their late spans open new traces; raise decision_cache_size / decision_cache_bytes (README, Sizing)", warnInterval),
 		warnInvalid: ratelog.New("spans without a trace ID or span ID dropped as invalid (counted in processor_triage_spans_invalid)", warnInterval),
 		out:         outbound{red: redactor},
+		texts:       newSharedTexts(),
 		cfg:         cfg,
 		logger:      set.Logger,
 		logs:        logs,
@@ -491,6 +495,9 @@ func (p *triageProcessor) decideExpired(ctx context.Context) {
 func (p *triageProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	now := p.now()
 	groups, invalid := groupByTrace(td, &p.sizer)
+	// The texts of spans to be held are shared before the guards read
+	// them: what the guards keep of a span refers to its texts.
+	p.texts.shareHeld(groups)
 	// In-flight guards read the spans of traces still without their root
 	// here, outside the lock, before the spans move into the buffer.
 	reads := p.readInFlight(groups)
