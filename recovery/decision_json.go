@@ -250,6 +250,15 @@ func appendJSONString(dst []byte, s string) []byte {
 // appendJSONFloat is encoding/json's float64 encoding (finite values):
 // like %g with ES6's exponent cutoffs, exponents not padded.
 func appendJSONFloat(b []byte, f float64) []byte {
+	if f >= 0 && f <= 1 && !math.Signbit(f) {
+		// A confidence is mostly a number of hundredths (0.9, 0.85):
+		// when f is the double nearest k/100, no other decimal of two
+		// places or fewer digits is, so its shortest form (what
+		// AppendFloat finds) is k's digits, trailing zeros dropped.
+		if k := int(f*100 + 0.5); float64(k)/100 == f {
+			return appendHundredths(b, k)
+		}
+	}
 	format := byte('f')
 	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
 		format = 'e'
@@ -261,6 +270,22 @@ func appendJSONFloat(b []byte, f float64) []byte {
 			b[n-2] = b[n-1]
 			b = b[:n-1]
 		}
+	}
+	return b
+}
+
+// appendHundredths appends k/100 (0 <= k <= 100) as its shortest
+// decimal: "0", "1", "0.5", "0.85", "0.07".
+func appendHundredths(b []byte, k int) []byte {
+	switch {
+	case k == 0:
+		return append(b, '0')
+	case k == 100:
+		return append(b, '1')
+	}
+	b = append(b, '0', '.', byte('0'+k/10))
+	if k%10 != 0 {
+		b = append(b, byte('0'+k%10))
 	}
 	return b
 }

@@ -190,3 +190,28 @@ func FuzzJSONString(f *testing.F) {
 		}
 	})
 }
+
+// TestJSONFloatMatchesMarshal holds appendJSONFloat (its hundredths path
+// above all) to encoding/json's encoding of the same number: every
+// number of hundredths in [0, 1], its neighbouring doubles, and numbers
+// between them.
+func TestJSONFloatMatchesMarshal(t *testing.T) {
+	var fs []float64
+	for k := 0; k <= 100; k++ {
+		f := float64(k) / 100
+		fs = append(fs, f, math.Nextafter(f, 2), math.Nextafter(f, -1), f+0.001, f+0.005, f*0.999)
+	}
+	fs = append(fs, 0.85, 0.1+0.2, 1.0/3, math.Copysign(0, -1), 1e-7, 1e-300, 5e-324, 1.5, 2, 100, 1e21, -0.5)
+	for i := 0; i < 1000; i++ {
+		fs = append(fs, float64(i)/997, float64(i)/1000)
+	}
+	for _, f := range fs {
+		want, err := json.Marshal(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendJSONFloat(nil, f); !bytes.Equal(got, want) {
+			t.Fatalf("%v (%#x): got %s, want %s", f, math.Float64bits(f), got, want)
+		}
+	}
+}

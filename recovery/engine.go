@@ -323,7 +323,7 @@ type documentStrings struct {
 
 func newDocumentStrings(id uuid.UUID, trace pcommon.TraceID, span pcommon.SpanID, path, leaf string, now time.Time) documentStrings {
 	var tb [40]byte
-	ts := now.UTC().AppendFormat(tb[:0], time.RFC3339Nano)
+	ts := appendRFC3339NanoUTC(tb[:0], now)
 	// (An empty id's String is "".)
 	tn, sn := 2*len(trace), 2*len(span)
 	if trace.IsEmpty() {
@@ -361,6 +361,38 @@ func newDocumentStrings(id uuid.UUID, trace pcommon.TraceID, span pcommon.SpanID
 	n := len(path) + 1 + len(leaf)
 	d.policy, d.time = all[:n], all[n:]
 	return d
+}
+
+// appendRFC3339NanoUTC is t.UTC().AppendFormat(b, time.RFC3339Nano),
+// written field by field for the years it writes in four digits (the
+// layout's interpretation, chunk by chunk, was most of a decision's
+// strings).
+func appendRFC3339NanoUTC(b []byte, t time.Time) []byte {
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.AppendFormat(b, time.RFC3339Nano)
+	}
+	hour, minute, sec := t.Clock()
+	b = append(b, byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10), '-')
+	b = append(b, byte('0'+int(month)/10), byte('0'+int(month)%10), '-', byte('0'+day/10), byte('0'+day%10), 'T')
+	b = append(b, byte('0'+hour/10), byte('0'+hour%10), ':', byte('0'+minute/10), byte('0'+minute%10), ':',
+		byte('0'+sec/10), byte('0'+sec%10))
+	if ns := t.Nanosecond(); ns != 0 {
+		// .999999999: nine digits, trailing zeros dropped.
+		var frac [10]byte
+		frac[0] = '.'
+		for i := 9; i >= 1; i-- {
+			frac[i] = byte('0' + ns%10)
+			ns /= 10
+		}
+		n := 10
+		for frac[n-1] == '0' {
+			n--
+		}
+		b = append(b, frac[:n]...)
+	}
+	return append(b, 'Z')
 }
 
 // normalize checks the input and makes its free text safe to publish: the

@@ -1,6 +1,7 @@
 package recovery
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -289,6 +290,30 @@ func TestTraceSession(t *testing.T) {
 	for _, id := range []pcommon.TraceID{{0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36}, {15: 1}} {
 		if got, want := traceSession(id), "trace:"+id.String(); got != want {
 			t.Errorf("traceSession = %q, want %q", got, want)
+		}
+	}
+}
+
+// TestRFC3339NanoUTCMatchesFormat holds the decision time's writer to
+// time.Time.AppendFormat with time.RFC3339Nano in UTC: the years it
+// writes itself and those it leaves to AppendFormat, every digit count of
+// the fraction, and times of other zones.
+func TestRFC3339NanoUTCMatchesFormat(t *testing.T) {
+	east := time.FixedZone("east", 5*3600+30*60)
+	var ts []time.Time
+	for _, y := range []int{-1, 0, 1, 9, 99, 999, 1970, 2000, 2024, 2026, 9999, 10000} {
+		for _, ns := range []int{0, 1, 10, 100, 120_000_000, 123_456_789, 999_999_999, 500_000_000, 1000} {
+			ts = append(ts, time.Date(y, time.February, 28, 23, 59, 59, ns, time.UTC), time.Date(y, time.December, 31, 0, 0, 0, ns, east))
+		}
+	}
+	for i := int64(0); i < 2000; i++ {
+		ts = append(ts, time.Unix(1_700_000_000+i*7_919_731, i*123_457%1_000_000_000), time.Unix(-i*86_399_999, i*77_777))
+	}
+	ts = append(ts, time.Now(), time.Time{})
+	for _, tm := range ts {
+		want := tm.UTC().AppendFormat(nil, time.RFC3339Nano)
+		if got := appendRFC3339NanoUTC(nil, tm); !bytes.Equal(got, want) {
+			t.Fatalf("%v: got %s, want %s", tm, got, want)
 		}
 	}
 }
