@@ -497,11 +497,11 @@ func (p *triageProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 	groups, invalid := groupByTrace(td, &p.sizer)
 	// The texts of spans to be held are shared before the guards read
 	// them: what the guards keep of a span refers to its texts.
-	p.texts.shareHeld(groups)
+	var in intake
+	in.textsShared = p.texts.shareHeld(groups)
 	// In-flight guards read the spans of traces still without their root
 	// here, outside the lock, before the spans move into the buffer.
 	reads := p.readInFlight(groups)
-	var in intake
 	// The traces whose root arrived, and then those to decide, are listed
 	// here, in room on the stack (appended to through in, which the
 	// compiler cannot keep on the stack, each would be an allocation).
@@ -558,6 +558,9 @@ type intake struct {
 	evicted  int64
 	dTraces  int // change of the traces held
 	dSpans   int // change of the spans held
+	// textsShared is the bytes of values that took an earlier copy
+	// (sharedtexts.go).
+	textsShared int
 }
 
 // takeLate takes the group of a trace already decided (or being decided):
@@ -691,6 +694,9 @@ func (p *triageProcessor) releaseRooted(in *intake, rooted, toDecide []*heldTrac
 // recordIntake applies an intake's counts to the telemetry.
 func (p *triageProcessor) recordIntake(ctx context.Context, in *intake) {
 	p.recordHeld(ctx, in.dTraces, in.dSpans)
+	if in.textsShared > 0 {
+		p.tb.ProcessorTriageTextsShared.Add(ctx, int64(in.textsShared))
+	}
 	if in.nLate > 0 {
 		p.tb.ProcessorTriageLateSpans.Add(ctx, in.nLate)
 	}

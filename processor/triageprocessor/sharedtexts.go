@@ -68,8 +68,8 @@ func newSharedTexts() *sharedTexts {
 // shareHeld makes the long string values of the spans of the groups
 // without a root share the copies of equal values seen earlier on spans of
 // their trace (their attributes, their events' attributes, and the texts
-// of array values).
-func (t *sharedTexts) shareHeld(groups []*traceGroup) {
+// of array values), and returns the bytes of the values that took a copy.
+func (t *sharedTexts) shareHeld(groups []*traceGroup) (shared int) {
 	for _, g := range groups {
 		if g.root || g.td == (ptrace.Traces{}) {
 			continue
@@ -82,45 +82,49 @@ func (t *sharedTexts) shareHeld(groups []*traceGroup) {
 				spans := sss.At(j).Spans()
 				for k := 0; k < spans.Len(); k++ {
 					span := spans.At(k)
-					t.shareAttrs(span.Attributes(), key)
+					shared += t.shareAttrs(span.Attributes(), key)
 					events := span.Events()
 					for e := 0; e < events.Len(); e++ {
-						t.shareAttrs(events.At(e).Attributes(), key)
+						shared += t.shareAttrs(events.At(e).Attributes(), key)
 					}
 				}
 			}
 		}
 	}
+	return shared
 }
 
-func (t *sharedTexts) shareAttrs(m pcommon.Map, key uint64) {
+func (t *sharedTexts) shareAttrs(m pcommon.Map, key uint64) (shared int) {
 	for _, v := range m.All() {
 		switch v.Type() {
 		case pcommon.ValueTypeStr:
-			t.shareValue(v, key)
+			shared += t.shareValue(v, key)
 		case pcommon.ValueTypeSlice:
 			// Some conventions list texts in an array: the Vercel AI SDK's
 			// ai.prompt.tools, one tool definition per element.
 			vs := v.Slice()
 			for i := 0; i < vs.Len(); i++ {
 				if e := vs.At(i); e.Type() == pcommon.ValueTypeStr {
-					t.shareValue(e, key)
+					shared += t.shareValue(e, key)
 				}
 			}
 		}
 	}
+	return shared
 }
 
 // shareValue makes the string value v share the copy of an equal text the
-// table holds for key.
-func (t *sharedTexts) shareValue(v pcommon.Value, key uint64) {
+// table holds for key, and returns its length when it did.
+func (t *sharedTexts) shareValue(v pcommon.Value, key uint64) int {
 	s := v.Str()
 	if len(s) < minSharedText || len(s) > shardBudget {
-		return
+		return 0
 	}
 	if c := t.text(s, key); unsafe.StringData(c) != unsafe.StringData(s) {
 		v.SetStr(c)
+		return len(s)
 	}
+	return 0
 }
 
 // text is the copy of s the table holds for key, or s itself, which the

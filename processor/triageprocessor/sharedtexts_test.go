@@ -9,6 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
+
+	"github.com/triage-otel/triage/processor/triageprocessor/internal/metadatatest"
 )
 
 // longText is a text of n bytes made afresh on every call (its own
@@ -98,6 +102,11 @@ func TestSharedTextsWithinTrace(t *testing.T) {
 	for i := range first {
 		assert.False(t, sameMemory(first[i], byTrace[b][0][i]), "another trace's text %d is not shared", i)
 	}
+	// Span 3 shared with span 2 in its batch, span 4 with span 2 across
+	// batches: two spans' three long texts each.
+	perSpan := int64(len(first[0]) + len(first[1]) + len(first[2]))
+	metadatatest.AssertEqualProcessorTriageTextsShared(t, h.tel, []metricdata.DataPoint[int64]{{Value: 2 * perSpan}},
+		metricdatatest.IgnoreTimestamp())
 }
 
 // A batch that brings its trace's root is decided at once: its texts are

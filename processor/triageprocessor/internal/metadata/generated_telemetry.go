@@ -57,6 +57,7 @@ type TelemetryBuilder struct {
 	ProcessorTriageSpansForwardFailed     metric.Int64Counter
 	ProcessorTriageSpansHeld              metric.Int64UpDownCounter
 	ProcessorTriageSpansInvalid           metric.Int64Counter
+	ProcessorTriageTextsShared            metric.Int64Counter
 	ProcessorTriageTraceHoldDuration      metric.Float64Histogram
 	ProcessorTriageTracesDecided          metric.Int64Counter
 	ProcessorTriageTracesEvicted          metric.Int64Counter
@@ -291,6 +292,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_triage_spans_invalid",
 		metric.WithDescription("Spans dropped as invalid (no trace ID or no span ID); the batch's other spans are processed. [Development]"),
 		metric.WithUnit("{spans}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorTriageTextsShared, err = builder.meter.Int64Counter(
+		"otelcol_processor_triage_texts_shared",
+		metric.WithDescription("Bytes of long string values of held spans that took the copy of an equal value seen earlier on their trace instead of keeping their own (repeated prompts, tool definitions, messages); what the buffer saves, not what max_bytes counts. [Development]"),
+		metric.WithUnit("By"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorTriageTraceHoldDuration, err = builder.meter.Float64Histogram(

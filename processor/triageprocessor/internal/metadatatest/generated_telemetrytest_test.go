@@ -52,6 +52,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ProcessorTriageSpansForwardFailed.Add(context.Background(), 1)
 	tb.ProcessorTriageSpansHeld.Add(context.Background(), 1)
 	tb.ProcessorTriageSpansInvalid.Add(context.Background(), 1)
+	tb.ProcessorTriageTextsShared.Add(context.Background(), 1)
 	tb.ProcessorTriageTraceHoldDuration.Record(context.Background(), 1)
 	tb.ProcessorTriageTracesDecided.Add(context.Background(), 1)
 	tb.ProcessorTriageTracesEvicted.Add(context.Background(), 1)
@@ -141,6 +142,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorTriageSpansInvalid(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorTriageTextsShared(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorTriageTraceHoldDuration(t, testTel,
