@@ -41,9 +41,10 @@ type sharedTexts struct {
 const (
 	textShards = 16
 	textSlots  = 256 // per shard
-	// minSharedText is the shortest text shared: shorter ones are not
-	// worth the look-up (and most repeated bytes are in long ones).
-	minSharedText = 64
+	// minSharedText is the shortest text shared: a shorter one shares
+	// its 16-byte block with other small values (Go's tiny allocator),
+	// so dropping its copy frees nothing for sure.
+	minSharedText = 16
 	// sharedTextsBudget is the most bytes of texts the table keeps, and
 	// shardBudget a shard's part of it (a longer text is not shared).
 	sharedTextsBudget = 4 << 20
@@ -153,17 +154,34 @@ func (t *sharedTexts) text(s string, key uint64) string {
 }
 
 // fingerprint hashes key with s's length and its first and last 32 bytes
-// (s is at least minSharedText long): a long text is not hashed whole,
-// which would cost about what sizing it does. Texts that differ only in
-// between share a fingerprint; the comparison of the whole text on a match
-// tells them apart (the later one takes the slot).
+// (all of s when it is shorter than 64 bytes; s is at least minSharedText
+// long): a long text is not hashed whole, which would cost about what
+// sizing it does. Texts that differ only in between share a fingerprint;
+// the comparison of the whole text on a match tells them apart (the later
+// one takes the slot).
 func fingerprint(s string, key uint64) uint64 {
 	const m = 0x9e3779b97f4a7c15
 	n := len(s)
 	h := key ^ uint64(n)*m
-	for _, i := range [...]int{0, 8, 16, 24, n - 32, n - 24, n - 16, n - 8} {
-		h = (h ^ binary.LittleEndian.Uint64(unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(unsafe.StringData(s)), i)), 8))) * m
+	// The words at 0, 8, 16, 24 from the start and from the end: for a
+	// text of 16 to 31 bytes the last two of each side (0 and 8 from
+	// either end; every offset is in bounds for n >= 16).
+	offsets := [...]int{24, 16, 8, 0}
+	first := 0
+	if n < 32 {
+		first = 2
+	}
+	for _, i := range offsets[first:] {
+		h = (h ^ word(s, i)) * m
+		h ^= h >> 29
+		h = (h ^ word(s, n-8-i)) * m
 		h ^= h >> 29
 	}
 	return h
+}
+
+// word is the little-endian word of s[i:i+8] (the caller checked that it
+// is in s).
+func word(s string, i int) uint64 {
+	return binary.LittleEndian.Uint64(unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(unsafe.StringData(s)), i)), 8))
 }

@@ -181,3 +181,15 @@ func TestSharedTextsBudget(t *testing.T) {
 		}
 	}
 }
+
+// The fingerprint reads both ends of every text it may be given: a change
+// of its first or its last byte changes it.
+func TestSharedTextsFingerprintEnds(t *testing.T) {
+	for n := minSharedText; n <= 80; n++ {
+		s := longText("abcdefghij", n)
+		h := fingerprint(s, 1)
+		assert.NotEqual(t, h, fingerprint("Z"+s[1:], 1), "first byte, n=%d", n)
+		assert.NotEqual(t, h, fingerprint(s[:n-1]+"Z", 1), "last byte, n=%d", n)
+		assert.NotEqual(t, h, fingerprint(s, 2), "key, n=%d", n)
+	}
+}
