@@ -195,7 +195,10 @@ func (b *runBuilder) nameAgentAndSession(r *Run, ordered []int32, lead, nAgents 
 	}
 	if r.Session == "" {
 		for _, i := range ordered[:nAgents+1] {
-			if s := firstStr(anyAttrs(nodes[i].c.res.Attributes()), sessionKeys...); s != "" {
+			// The resource's signature first: most resources hold
+			// none of the fifteen session keys, each a scan of the
+			// whole resource without it.
+			if s := firstStr(spanAttrs(nodes[i].c.res.Attributes()), sessionKeys...); s != "" {
 				r.Session = s
 				break
 			}
