@@ -21,9 +21,12 @@ import (
 // share one copy of each long text: the values are immutable strings, so
 // sharing changes no value, only how many copies are in memory.
 //
-// Texts are shared within a trace only: the trace ID is part of the key,
-// so one run's spans never take another run's copy, and what sharing saves
-// is what a run repeats, not what a replay of the same runs repeats. Only
+// A span's texts are shared within its trace only: the trace ID is part of
+// the key, so one run's spans never take another run's copy, and what
+// sharing saves is what a run repeats, not what a replay of the same runs
+// repeats. The texts of resources and scope names, which say the same for
+// every run of a process (service, SDK, host, instrumentation library),
+// are shared across traces. Only
 // the spans of groups without their root are shared (shareHeld): a group
 // that brings its trace's root is decided in the call that brought it and
 // held no longer, so sharing its texts would cost time and save nothing.
@@ -78,8 +81,18 @@ func (t *sharedTexts) shareHeld(groups []*traceGroup) (shared int) {
 		key := t.seed ^ binary.LittleEndian.Uint64(g.id[:8]) ^ binary.LittleEndian.Uint64(g.id[8:])
 		rss := g.td.ResourceSpans()
 		for i := 0; i < rss.Len(); i++ {
+			// What a resource and a scope say is the same for every run of
+			// a process (its service, SDK, host; the instrumentation
+			// library): those texts are shared across traces (keyed by
+			// the table's seed alone), the spans' own within their trace.
+			shared += t.shareAttrs(rss.At(i).Resource().Attributes(), t.seed)
 			sss := rss.At(i).ScopeSpans()
 			for j := 0; j < sss.Len(); j++ {
+				scope := sss.At(j).Scope()
+				if c, n := t.shared(scope.Name(), t.seed); n > 0 {
+					scope.SetName(c)
+					shared += n
+				}
 				spans := sss.At(j).Spans()
 				for k := 0; k < spans.Len(); k++ {
 					span := spans.At(k)
@@ -117,15 +130,24 @@ func (t *sharedTexts) shareAttrs(m pcommon.Map, key uint64) (shared int) {
 // shareValue makes the string value v share the copy of an equal text the
 // table holds for key, and returns its length when it did.
 func (t *sharedTexts) shareValue(v pcommon.Value, key uint64) int {
-	s := v.Str()
+	c, n := t.shared(v.Str(), key)
+	if n > 0 {
+		v.SetStr(c)
+	}
+	return n
+}
+
+// shared is the copy of s the table holds for key and its length when
+// there is one; else s and 0 (s too short or too long to share, or the
+// first of its text, which the table then holds).
+func (t *sharedTexts) shared(s string, key uint64) (string, int) {
 	if len(s) < minSharedText || len(s) > shardBudget {
-		return 0
+		return s, 0
 	}
 	if c := t.text(s, key); unsafe.StringData(c) != unsafe.StringData(s) {
-		v.SetStr(c)
-		return len(s)
+		return c, len(s)
 	}
-	return 0
+	return s, 0
 }
 
 // text is the copy of s the table holds for key, or s itself, which the

@@ -193,3 +193,44 @@ func TestSharedTextsFingerprintEnds(t *testing.T) {
 		assert.NotEqual(t, h, fingerprint(s, 2), "key, n=%d", n)
 	}
 }
+
+// A resource's texts and a scope's name are the same for every run of a
+// process: they are shared across traces, the spans' texts are not.
+func TestSharedTextsResourceAcrossTraces(t *testing.T) {
+	h := newHarness(t, nil)
+	for _, n := range []uint64{5, 6} {
+		td := textBatch(traceID(n), 2)
+		rs := td.ResourceSpans().At(0)
+		rs.Resource().Attributes().PutStr("service.name", "svc")
+		rs.Resource().Attributes().PutStr("process.command_line", longText("/usr/bin/agent --serve ", 80))
+		rs.ScopeSpans().At(0).Scope().SetName(longText("instrumentation-library/", 40))
+		h.send(td)
+		h.send(agentTrace(traceID(n), "svc", spanSpec{id: 1, name: "invoke_agent a"}))
+	}
+	type seen struct{ cmd, scope, instructions string }
+	var chats []seen
+	for _, td := range h.sink.AllTraces() {
+		eachSpan(td, func(rs ptrace.ResourceSpans, s ptrace.Span) {
+			if s.Name() != "chat m" {
+				return
+			}
+			cmd, ok := rs.Resource().Attributes().Get("process.command_line")
+			require.True(t, ok)
+			chats = append(chats, seen{cmd.Str(), "", spanTexts(t, s)[0]})
+		})
+		for i := 0; i < td.ResourceSpans().Len(); i++ {
+			sss := td.ResourceSpans().At(i).ScopeSpans()
+			for j := 0; j < sss.Len(); j++ {
+				if sss.At(j).Spans().At(0).Name() == "chat m" {
+					chats[len(chats)-1].scope = sss.At(j).Scope().Name()
+				}
+			}
+		}
+	}
+	require.Len(t, chats, 2)
+	assert.Equal(t, longText("/usr/bin/agent --serve ", 80), chats[1].cmd)
+	assert.True(t, sameMemory(chats[0].cmd, chats[1].cmd), "resource text shared across traces")
+	assert.Equal(t, longText("instrumentation-library/", 40), chats[1].scope)
+	assert.True(t, sameMemory(chats[0].scope, chats[1].scope), "scope name shared across traces")
+	assert.False(t, sameMemory(chats[0].instructions, chats[1].instructions), "span texts stay within their trace")
+}
