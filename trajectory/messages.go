@@ -150,18 +150,27 @@ func decodeMessagesAsMemo(s string, callsOnly bool, memo *messageMemo) []message
 				return nil
 			}
 			// Each element is decoded into one reused jsonMessage
-			// (messageScratch), as setSlice decodes it into its own.
-			// The messages are gathered in the scratch's list and copied
-			// to one of their number (growing the result one message at a
-			// time allocated about twice that).
-			list := ms.msgs[:0]
+			// (messageScratch), as setSlice decodes it into its own, or
+			// through memo, which decodes a text the Build decoded
+			// before (the LLM spans of a conversation record its
+			// history again) only once. The result has room for every
+			// element (all but an oversized LangChain message decode to
+			// one): growing it one message at a time allocated about
+			// twice that, gathering them in the scratch first copied
+			// them all once more.
+			out := make([]message, 0, len(elems))
 			for _, r := range elems {
-				if m, ok := messageFromAs(ms.decode(text[r.start:r.end]), callsOnly); ok {
-					list = append(list, m)
+				var m message
+				var ok bool
+				if memo != nil {
+					m, ok = memo.decode(text[r.start:r.end], callsOnly)
+				} else {
+					m, ok = messageFromAs(ms.decode(text[r.start:r.end]), callsOnly)
+				}
+				if ok {
+					out = append(out, m)
 				}
 			}
-			out := append(make([]message, 0, len(list)), list...)
-			ms.msgs = list
 			ms.release()
 			return out
 		}
@@ -432,9 +441,10 @@ func decodeValidMessage(r json.RawMessage, callsOnly bool) (message, bool) {
 	if !ok {
 		return message{}, false
 	}
-	var jm jsonMessage
-	decodeMessageJSON(text, &jm)
-	return messageFromAs(&jm, callsOnly)
+	var jm, kw jsonMessage
+	decodeMessageKwargs(text, &jm, &kw)
+	m, _, ok := messageFromKwargs(&jm, &kw, callsOnly, false, nil)
+	return m, ok
 }
 
 func messageFrom(src *jsonMessage) (message, bool) { return messageFromAs(src, false) }
@@ -470,16 +480,26 @@ func messageFromAs(src *jsonMessage, callsOnly bool) (message, bool) {
 // left empty, not decoded, and hasText says whether it would not be (the
 // results' Content is decoded, unless callsOnly).
 func messageFromText(src *jsonMessage, callsOnly, textless bool, mm *messageMemo) (m message, hasText, ok bool) {
-	jm := *src
+	return messageFromKwargs(src, nil, callsOnly, textless, mm)
+}
+
+// messageFromKwargs is messageFromText of a message whose kwargs value
+// decodeMessageKwargs decoded into kw already (nil: decoded here from
+// src.Kwargs).
+func messageFromKwargs(src, kw *jsonMessage, callsOnly, textless bool, mm *messageMemo) (m message, hasText, ok bool) {
+	// The message is read through a pointer, not copied (a jsonMessage
+	// is some forty words; so is each of its parts, passed to addPart).
+	jm := src
 	role := jm.Role
 	if len(jm.LC) > 0 && len(jm.Kwargs) > 0 {
 		// LangChain serialized message: the class name is the last id element.
-		var kw jsonMessage
-		text, ok := lenientText(jm.Kwargs, true)
-		if !ok {
-			return message{}, false, false
+		if len(jm.Kwargs) > MaxParsedJSONBytes {
+			return message{}, false, false // lenientText's bound
 		}
-		decodeMessageJSON(text, &kw)
+		if kw == nil {
+			kw = new(jsonMessage)
+			decodeMessageJSON(strings.TrimSpace(stringOf(jm.Kwargs)), kw)
+		}
 		if class, ok := lastIDElement(jm.ID); ok {
 			role = langchainRoles[class]
 		}
@@ -514,8 +534,8 @@ func messageFromText(src *jsonMessage, callsOnly, textless bool, mm *messageMemo
 		m.FinishReason = jm.ResponseMetadata.FinishReason
 	}
 	text := partText{callsOnly: callsOnly, textless: textless, memo: mm}
-	for _, p := range jm.Parts {
-		addPart(&m, &text, p, jm)
+	for i := range jm.Parts {
+		addPart(&m, &text, &jm.Parts[i], jm)
 	}
 	if c := trimJSON(jm.Content); len(c) > 0 {
 		switch c[0] {
@@ -531,8 +551,8 @@ func messageFromText(src *jsonMessage, callsOnly, textless bool, mm *messageMemo
 			var parts []jsonPart
 			if ct, ok := lenientText(c, true); ok {
 				setSlice(&parts, ct, decodePartJSON)
-				for _, p := range parts {
-					addPart(&m, &text, p, jm)
+				for i := range parts {
+					addPart(&m, &text, &parts[i], jm)
 				}
 			}
 		}
@@ -647,7 +667,7 @@ func appendText(b *strings.Builder, s string) {
 	b.WriteString(s)
 }
 
-func addPart(m *message, text *partText, p jsonPart, parent jsonMessage) {
+func addPart(m *message, text *partText, p *jsonPart, parent *jsonMessage) {
 	isErr := (p.IsError != nil && *p.IsError) || (p.IsErrorSn != nil && *p.IsErrorSn)
 	switch p.Type {
 	case "text", "input_text", "output_text", "":

@@ -577,16 +577,42 @@ func decodeMessageJSON(v string, jm *jsonMessage) { decodeMessageAt(v, jm) }
 
 var toolCallsField, finishReasonField = []string{"tool_calls"}, []string{"finish_reason"}
 
+// decodeMessageKwargs is decodeMessageJSON(v, jm) that also decodes the
+// value of its kwargs member (a LangChain serialized message's fields) into
+// kw, where it is: kw ends as decodeMessageJSON(jm.Kwargs, kw) leaves a new
+// jsonMessage (zero without a kwargs member). messageFromText decoded
+// jm.Kwargs on its own after this pass had skipped it: most of such a
+// message's bytes were read twice.
+func decodeMessageKwargs(v string, jm, kw *jsonMessage) {
+	*kw = jsonMessage{}
+	decodeMessageKwAt(v, jm, kw)
+}
+
 // decodeMessageAt decodes the value at the start of the valid JSON text v
 // into jm and returns its length: its lists and objects are decoded where
 // they are (eachMemberAt), the rest as decodeMessageJSON did.
-func decodeMessageAt(v string, jm *jsonMessage) int {
+func decodeMessageAt(v string, jm *jsonMessage) int { return decodeMessageKwAt(v, jm, nil) }
+
+// decodeMessageKwAt is decodeMessageAt, decoding the kwargs member's value
+// into kw too (decodeMessageKwargs; nil: not).
+func decodeMessageKwAt(v string, jm, kw *jsonMessage) int {
 	if jsonKind(v) != '{' {
 		return validLen(v)
 	}
 	return eachMemberAt(v, func(key, rest string) int {
 		i := messageFieldSet.index(key)
 		switch i {
+		case 14:
+			if kw != nil {
+				// A repeated key's value replaces the first
+				// (json.RawMessage): decoded into a new one.
+				*kw = jsonMessage{}
+				n := decodeMessageAt(rest, kw)
+				if n > 0 {
+					setRaw(&jm.Kwargs, rest[:n])
+				}
+				return n
+			}
 		case 1:
 			return setSliceAt(&jm.Parts, rest, decodePartAt)
 		case 3:

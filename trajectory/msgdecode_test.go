@@ -538,3 +538,42 @@ func FuzzMCPIsError(f *testing.F) {
 		}
 	})
 }
+
+// checkMessageKwargs holds decodeMessageKwargs to what it stands for: on
+// valid JSON, decodeMessageJSON's message, and in kw what decoding that
+// message's kwargs value into a new jsonMessage gives.
+func checkMessageKwargs(t *testing.T, s string) {
+	t.Helper()
+	if !json.Valid([]byte(s)) {
+		return
+	}
+	v := strings.TrimSpace(s)
+	var want, wantKw, got, gotKw jsonMessage
+	decodeMessageJSON(v, &want)
+	if len(want.Kwargs) > 0 {
+		decodeMessageJSON(string(want.Kwargs), &wantKw)
+	}
+	gotKw.Role = "left from before" // cleared first
+	decodeMessageKwargs(v, &got, &gotKw)
+	if !reflect.DeepEqual(want, got) {
+		t.Fatalf("%q:\ndecodeMessageJSON   %#v\ndecodeMessageKwargs %#v", s, want, got)
+	}
+	if !reflect.DeepEqual(wantKw, gotKw) {
+		t.Fatalf("%q kwargs:\ndecodeMessageJSON   %#v\ndecodeMessageKwargs %#v", s, wantKw, gotKw)
+	}
+}
+
+var kwargsDecodeCases = []string{
+	`{"lc":1,"kwargs":{"content":"a","parts":[{"type":"text"}]},"KWARGS":{"role":"b"}}`, `{"kwargs":null}`, `{"kwargs":"x"}`,
+	`{"kwargs":{"kwargs":{"role":"inner"},"tool_calls":[{"id":"c"}]}}`, `{"kwargs":[1,{"role":"a"}]}`, `{"role":"r"}`,
+}
+
+func TestMessageKwargsDecode(t *testing.T) {
+	for _, s := range append(append([]string(nil), messageDecodeCases...), kwargsDecodeCases...) {
+		checkMessageKwargs(t, s)
+	}
+}
+
+func FuzzMessageKwargsDecode(f *testing.F) {
+	fuzzStrings(f, append(append([]string(nil), messageDecodeCases...), kwargsDecodeCases...), checkMessageKwargs)
+}

@@ -69,7 +69,8 @@ func (mm *messageMemo) decode(r string, callsOnly bool) (message, bool) {
 	if e, ok := (*t)[r]; ok {
 		return e.m, e.ok
 	}
-	m, ok := messageFromAs(mm.scratch.decode(r), callsOnly)
+	var kw jsonMessage
+	m, _, ok := messageFromKwargs(mm.scratch.decodeKwargs(r, &kw), &kw, callsOnly, false, nil)
 	if *t == nil {
 		*t = make(map[string]memoMessage)
 	}
@@ -91,7 +92,8 @@ func (mm *messageMemo) decodeTextless(r string) (message, bool) {
 	if e, ok := mm.textless[r]; ok {
 		return e.m, e.ok
 	}
-	m, _, ok := messageFromText(mm.scratch.decode(r), false, true, mm)
+	var kw jsonMessage
+	m, _, ok := messageFromKwargs(mm.scratch.decodeKwargs(r, &kw), &kw, false, true, mm)
 	if mm.textless == nil {
 		mm.textless = make(map[string]memoMessage)
 	}
@@ -153,6 +155,14 @@ var messageScratchPool = sync.Pool{New: func() any { return new(messageScratch) 
 func (ms *messageScratch) decode(v string) *jsonMessage {
 	ms.clear()
 	decodeMessageJSON(v, &ms.jm)
+	return &ms.jm
+}
+
+// decodeKwargs is decode, the value of a kwargs member decoded into kw
+// (decodeMessageKwargs).
+func (ms *messageScratch) decodeKwargs(v string, kw *jsonMessage) *jsonMessage {
+	ms.clear()
+	decodeMessageKwargs(v, &ms.jm, kw)
 	return &ms.jm
 }
 
