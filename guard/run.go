@@ -76,28 +76,36 @@ type Read struct {
 	status     ptrace.StatusCode
 	read       trajectory.SpanRead
 	// service, and the session named by the configured attributes on the
-	// span and on its resource.
-	service, cfgSession, resSession string
+	// resource (on the span: read.KeyedSession).
+	service, resSession string
 }
 
 // Read reads a batch of spans (any order: AddRead takes them in end-time
 // order). Safe for concurrent use.
 func (g *Guards) Read(batch []Span) []Read {
-	var reader trajectory.SpanReader
-	out := make([]Read, 0, len(batch))
+	reader := trajectory.SpanReader{SessionKeys: g.sessionKeys}
+	out := make([]Read, len(batch))
+	var res pcommon.Resource // the resource service and resSession were read from
+	var service, resSession string
 	for i := range batch {
 		s := &batch[i]
 		sp := s.Span
-		rd := Read{id: sp.SpanID(), parent: sp.ParentSpanID(), start: sp.StartTimestamp(), end: sp.EndTimestamp(),
-			status: sp.Status().Code(), read: reader.Read(sp, s.Resource, s.Scope)}
-		if v, ok := s.Resource.Attributes().Get("service.name"); ok {
-			rd.service = v.AsString()
+		rd := &out[i]
+		rd.id, rd.parent, rd.start, rd.end, rd.status = sp.SpanID(), sp.ParentSpanID(), sp.StartTimestamp(), sp.EndTimestamp(), sp.Status().Code()
+		reader.ReadTo(&rd.read, sp, s.Resource, s.Scope)
+		// The spans of a batch share a few resources (one per process
+		// that sent them): each is read once, for the run of spans that
+		// name it.
+		if i == 0 || s.Resource != res {
+			res, service, resSession = s.Resource, "", ""
+			if v, ok := res.Attributes().Get("service.name"); ok {
+				service = v.AsString()
+			}
+			if len(g.sessionKeys) > 0 {
+				resSession = recovery.SessionKey(g.sessionKeys, res.Attributes())
+			}
 		}
-		if len(g.sessionKeys) > 0 {
-			rd.cfgSession = recovery.SessionKey(g.sessionKeys, sp.Attributes())
-			rd.resSession = recovery.SessionKey(g.sessionKeys, s.Resource.Attributes())
-		}
-		out = append(out, rd)
+		rd.service, rd.resSession = service, resSession
 	}
 	return out
 }
@@ -642,7 +650,7 @@ func (r *Run) identify(s *Read) {
 	if id := r.identity(); id.service == "" && s.service != "" {
 		r.ident = identOf(s.service, id.agent)
 	}
-	r.noteSession(s.cfgSession, sessionSpan)
+	r.noteSession(s.read.KeyedSession, sessionSpan)
 	r.noteSession(s.resSession, sessionResource)
 }
 

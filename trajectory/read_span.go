@@ -40,6 +40,9 @@ type SpanRead struct {
 	// name this span names by convention, "" when it names none.
 	Session string
 	Agent   string
+	// KeyedSession is the session id the reader's SessionKeys name on the
+	// span, "" when none does.
+	KeyedSession string
 }
 
 // SpanReader reads spans one at a time. Tool definition lists are decoded
@@ -50,26 +53,47 @@ type SpanRead struct {
 // for concurrent use; the Tools and Step.Offered slices it returns are
 // shared and must not be modified.
 type SpanReader struct {
+	// SessionKeys are attributes a caller reads a session id from, in
+	// order of preference (the processor's configured ones): ReadTo sets
+	// SpanRead.KeyedSession to the value of the first of them the span
+	// has with a non-empty value, as recovery.SessionKey reads the span's
+	// attributes. Nil: none.
+	SessionKeys []string
+
 	inputs inputLists // the message lists read so far (inputprefix.go)
+	// n is the node of the span being read. The convention readers take
+	// it (and the step) through function values, so a node of each Read's
+	// own would move to the heap on every span; the reader's is reused.
+	n node
 }
 
 // Read reads one span; res and scope are its resource and the name of its
 // instrumentation scope.
 func (r *SpanReader) Read(sp ptrace.Span, res pcommon.Resource, scope string) SpanRead {
+	var out SpanRead
+	r.ReadTo(&out, sp, res, scope)
+	return out
+}
+
+// ReadTo is Read into out (all of it is written): a caller that keeps the
+// readings of a batch reads each into its place, with no reading of its
+// own moved to the heap and copied.
+func (r *SpanReader) ReadTo(out *SpanRead, sp ptrace.Span, res pcommon.Resource, scope string) {
 	roles := roleAttrs{mcpScope: isMCPScope(scope)}
-	n := node{c: spanCtx{sp: sp, attrs: spanAttrsRoles(sp.Attributes(), &roles), res: res, scope: scope, inputs: &r.inputs}}
-	detectRole(&n, &roles)
-	out := SpanRead{Role: SpanRole(n.role)}
+	r.n = node{c: spanCtx{sp: sp, attrs: spanAttrsRoles(sp.Attributes(), &roles), res: res, scope: scope, inputs: &r.inputs}}
+	n := &r.n
+	detectRole(n, &roles)
+	*out = SpanRead{Role: SpanRole(n.role)}
 	switch n.role {
 	case roleLLM, roleTool:
 		ev := readErrors(sp, n.c.attrs)
-		readStep(&n, &ev, &out.Step)
+		readStep(n, &ev, &out.Step)
 	case rolePart:
 		// What the part adds to its model call, as a step of its own.
 		ev := readErrors(sp, n.c.attrs)
 		out.Step = Step{Kind: StepLLM, Convention: n.conv, SpanID: sp.SpanID(), ParentID: sp.ParentSpanID(),
 			Name: sp.Name(), Start: sp.StartTimestamp(), End: sp.EndTimestamp()}
-		readPart(&n, &ev, &out.Step)
+		readPart(n, &ev, &out.Step)
 	default:
 		out.Tools = listedToolDefs(&n.c)
 		if len(out.Tools) == 0 {
@@ -84,7 +108,11 @@ func (r *SpanReader) Read(sp ptrace.Span, res pcommon.Resource, scope string) Sp
 			out.Session = firstNonEmpty(out.Session, md.SessionID, md.ConversationID, md.ThreadID)
 		}
 	}
-	return out
+	if len(r.SessionKeys) > 0 {
+		// The span's key signature answers most keys without a scan of
+		// its attributes (firstStr renders a value as AsString does).
+		out.KeyedSession = firstStr(n.c.attrs, r.SessionKeys...)
+	}
 }
 
 // SameCall reports whether inner, a step span below the step span outer
