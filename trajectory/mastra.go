@@ -362,7 +362,7 @@ func (o *mastraOutput) decodeValid(v string) {
 		case 0:
 			setString(&o.Text, val)
 		case 1:
-			setSlice(&o.ToolCalls, val, decodeToolCallJSON)
+			setSliceAt(&o.ToolCalls, val, decodeToolCallAt)
 		case 2:
 			setString(&o.FinishReason, val)
 		}

@@ -459,10 +459,12 @@ func lastIDElement(id json.RawMessage) (string, bool) {
 		return "", false
 	}
 	last, n := "", 0
-	eachElement(text, func(_ int, v string) {
+	// Each element is read where it is (setStringAt: a plain string is
+	// found and decoded in one pass, not skipped and then decoded).
+	eachElementAt(text, func(_ int, rest string) int {
 		last = ""
-		setString(&last, v)
 		n++
+		return setStringAt(&last, rest)
 	})
 	return last, n > 0
 }
@@ -550,7 +552,9 @@ func messageFromKwargs(src, kw *jsonMessage, callsOnly, textless bool, mm *messa
 		case '[':
 			var parts []jsonPart
 			if ct, ok := lenientText(c, true); ok {
-				setSlice(&parts, ct, decodePartJSON)
+				// Each part is decoded where it is (decodePartAt returns
+				// its length), not skipped first to find its end.
+				setSliceAt(&parts, ct, decodePartAt)
 				for i := range parts {
 					addPart(&m, &text, &parts[i], jm)
 				}
@@ -755,7 +759,7 @@ func contentText(r json.RawMessage) string {
 	if r[0] == '[' {
 		var parts []jsonPart
 		if text, ok := lenientText(r, false); ok {
-			setSlice(&parts, text, decodePartJSON)
+			setSliceAt(&parts, text, decodePartAt)
 			var b strings.Builder
 			for _, p := range parts {
 				appendText(&b, firstNonEmpty(rawJSONText(p.Text), rawJSONText(p.Content)))

@@ -631,10 +631,11 @@ func decodeMessageKwAt(v string, jm, kw *jsonMessage) int {
 			if jsonKind(rest) != '{' {
 				return validLen(rest)
 			}
-			return eachMember(rest, func(k, fv string) {
+			return eachMemberAt(rest, func(k, fv string) int {
 				if fieldIndex(k, finishReasonField) == 0 {
-					setString(&jm.ResponseMetadata.FinishReason, fv)
+					return setStringAt(&jm.ResponseMetadata.FinishReason, fv)
 				}
+				return validLen(fv)
 			})
 		}
 		if dst := messageStringField(jm, i); dst != nil {
@@ -879,12 +880,19 @@ func decodeGenerationAt(v string, gen *jsonGeneration) int {
 	if jsonKind(v) != '{' {
 		return validLen(v)
 	}
-	return eachMember(v, func(key, val string) {
+	// The text is read where it is (setStringAt), not skipped and then
+	// decoded.
+	return eachMemberAt(v, func(key, rest string) int {
 		switch fieldIndex(key, generationFields) {
 		case 0:
-			setString(&gen.Text, val)
+			return setStringAt(&gen.Text, rest)
 		case 1:
-			setRaw(&gen.Message, val)
+			n := validLen(rest)
+			if n > 0 {
+				setRaw(&gen.Message, rest[:n])
+			}
+			return n
 		}
+		return validLen(rest)
 	})
 }

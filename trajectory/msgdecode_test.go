@@ -577,3 +577,64 @@ func TestMessageKwargsDecode(t *testing.T) {
 func FuzzMessageKwargsDecode(f *testing.F) {
 	fuzzStrings(f, append(append([]string(nil), messageDecodeCases...), kwargsDecodeCases...), checkMessageKwargs)
 }
+
+// decodeGenerationsRef is decodeGenerations of a generations object as it
+// was: decodeGenerationsJSON, then each generation's message decoded from
+// its raw text.
+func decodeGenerationsRef(text string, callsOnly bool) []message {
+	var g jsonGenerations
+	decodeGenerationsJSON(text, &g)
+	var out []message
+	for _, batch := range g.Generations {
+		for _, gen := range batch {
+			if m, ok := decodeValidMessage(gen.Message, callsOnly); ok && len(gen.Message) > 0 {
+				if m.Role == "" {
+					m.Role = "assistant"
+				}
+				out = append(out, m)
+			} else if gen.Text != "" {
+				m := message{Role: "assistant"}
+				if !callsOnly {
+					m.Text = gen.Text
+				}
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+// checkGenerations holds decodeGenerations, which decodes the messages
+// where they are, to decodeGenerationsRef on valid text, s itself and s
+// as a generation's message, text and list.
+func checkGenerations(t *testing.T, s string) {
+	t.Helper()
+	for _, v := range []string{s, `{"generations":[[{"text":"t","message":` + s + `}]]}`, `{"generations":[[{"message":` + s + `,"text":` + s + `},` + s + `],` + s + `]}`,
+		`{"generations":` + s + `}`, `{"generations":[` + s + `],"GENERATIONS":[[{"text":"u"}]]}`} {
+		if !json.Valid([]byte(v)) || !strings.Contains(v, "generations") {
+			continue
+		}
+		text := strings.TrimSpace(v)
+		for _, callsOnly := range []bool{false, true} {
+			if want, got := decodeGenerationsRef(text, callsOnly), decodeGenerations(v, callsOnly); !reflect.DeepEqual(want, got) {
+				t.Fatalf("%q (calls only %v):\nwas %#v\nnow %#v", v, callsOnly, want, got)
+			}
+		}
+	}
+}
+
+var generationsDecodeCases = []string{
+	`{"generations":[[{"text":"a","message":null},{"text":"b","message":{"lc":1,"id":["AIMessage"],"kwargs":{"content":"c","tool_calls":[{"id":"x","name":"f","args":{}}]}}}]]}`,
+	`{"generations":[[{"message":{"role":"ai"},"message":{"content":"d"}},{"text":"e","text":3},null,"s",[1]],null,{"text":"f"}]}`,
+	`{"generations":null}`, `{"generations":"x","generations":[[{"text":"g"}]]}`, `{"Generations":[[{"TEXT":"h","Message":{"content":"i"}}]]}`,
+}
+
+func TestGenerationsDecode(t *testing.T) {
+	for _, s := range append(append([]string(nil), messageDecodeCases...), generationsDecodeCases...) {
+		checkGenerations(t, s)
+	}
+}
+
+func FuzzGenerationsDecode(f *testing.F) {
+	fuzzStrings(f, append(append([]string(nil), messageDecodeCases...), generationsDecodeCases...), checkGenerations)
+}

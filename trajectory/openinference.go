@@ -289,27 +289,97 @@ func decodeGenerations(s string, callsOnly bool) []message {
 	if !ok {
 		return nil
 	}
+	if out, ok := decodeGenerationMessages(text, callsOnly); ok {
+		return out
+	}
 	var g jsonGenerations
 	decodeGenerationsJSON(text, &g)
 	var out []message
 	for _, batch := range g.Generations {
 		for _, gen := range batch {
-			// gen.Message is raw text of the value validated above.
-			if m, ok := decodeValidMessage(gen.Message, callsOnly); ok && len(gen.Message) > 0 {
-				if m.Role == "" {
-					m.Role = "assistant"
-				}
-				out = append(out, m)
-			} else if gen.Text != "" {
-				m := message{Role: "assistant"}
-				if !callsOnly {
-					m.Text = gen.Text
-				}
-				out = append(out, m)
-			}
+			out = appendGeneration(out, gen.Text, len(gen.Message) > 0, func() (message, bool) {
+				// gen.Message is raw text of the value validated above.
+				return decodeValidMessage(gen.Message, callsOnly)
+			}, callsOnly)
 		}
 	}
 	return out
+}
+
+// appendGeneration appends what a generation of text and (has) a message
+// says: the message (decode), else its text.
+func appendGeneration(out []message, text string, has bool, decode func() (message, bool), callsOnly bool) []message {
+	if has {
+		if m, ok := decode(); ok {
+			if m.Role == "" {
+				m.Role = "assistant"
+			}
+			return append(out, m)
+		}
+	}
+	if text != "" {
+		m := message{Role: "assistant"}
+		if !callsOnly {
+			m.Text = text
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// decodeGenerationMessages is what decodeGenerations makes of the valid
+// JSON text of a generations object, each generation's message decoded
+// where it is: decodeGenerationsJSON skipped it to keep its raw text,
+// decoded then on its own (most of the text's bytes read twice). It reads
+// one "generations" member; ok is false for an object with more, whose
+// lists decode over the earlier ones' generations (decodeGenerationsJSON
+// keeps encoding/json's rules for them).
+func decodeGenerationMessages(text string, callsOnly bool) (out []message, ok bool) {
+	if jsonKind(text) != '{' {
+		return nil, true
+	}
+	members := 0
+	eachMemberAt(text, func(key, rest string) int {
+		if fieldIndex(key, generationsFields) != 0 {
+			return validLen(rest)
+		}
+		if members++; members > 1 || jsonKind(rest) != '[' {
+			// null or another type: no generations (the list left
+			// alone, nil); a second list: decodeGenerationsJSON.
+			return validLen(rest)
+		}
+		return eachElementAt(rest, func(_ int, br string) int {
+			if jsonKind(br) != '[' {
+				return validLen(br) // no generations in this batch
+			}
+			return eachElementAt(br, func(_ int, gv string) int {
+				if jsonKind(gv) != '{' {
+					return validLen(gv) // a zero generation: nothing
+				}
+				var genText string
+				var m message
+				var has, mOK bool
+				n := eachMemberAt(gv, func(k, v string) int {
+					switch fieldIndex(k, generationFields) {
+					case 0:
+						return setStringAt(&genText, v)
+					case 1:
+						// The last message member is the one kept
+						// (json.RawMessage), null included.
+						var jm, kw jsonMessage
+						k := decodeMessageKwAt(v, &jm, &kw)
+						m, _, mOK = messageFromKwargs(&jm, &kw, callsOnly, false, nil)
+						has = k > 0
+						return k
+					}
+					return validLen(v)
+				})
+				out = appendGeneration(out, genText, has, func() (message, bool) { return m, mOK }, callsOnly)
+				return n
+			})
+		})
+	})
+	return out, members <= 1
 }
 
 func oiFillTool(c *spanCtx, st *Step) {

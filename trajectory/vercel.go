@@ -107,7 +107,7 @@ func vercelFill(c *spanCtx, st *Step) {
 		// [{toolCallId, toolName, input|args}], input being a JSON string.
 		if s, ok := validText(attrStr(a, "ai.response.toolCalls")); ok && looksJSON(s) {
 			var calls []jsonToolCall
-			setSlice(&calls, s, decodeToolCallJSON)
+			setSliceAt(&calls, s, decodeToolCallAt)
 			for _, jc := range calls {
 				if tc := jc.toToolCall(); tc.Name != "" || tc.ID != "" {
 					st.Requested = append(st.Requested, tc)
