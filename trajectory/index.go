@@ -8,6 +8,11 @@ import "go.opentelemetry.io/collector/pdata/ptrace"
 // it instead of walking the trace again.
 type SpanIndex struct {
 	entries []IndexedSpan
+	// written is the most entries any Build wrote since the last Release:
+	// Release clears only that part of the room (the rest was never
+	// written), so a pooled index that once grew to a large trace costs
+	// each later one its own spans, not its capacity.
+	written int
 }
 
 // IndexedSpan is one span with the resource and scope spans holding it.
@@ -20,6 +25,7 @@ type IndexedSpan struct {
 // WithIndex makes Build record every span it reads in idx (reset first).
 func WithIndex(idx *SpanIndex) Option {
 	return func(o *buildOptions) {
+		idx.written = max(idx.written, len(idx.entries))
 		idx.entries = idx.entries[:0]
 		o.index = idx
 	}
@@ -31,3 +37,10 @@ func (x *SpanIndex) add(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, sp ptrace
 
 // Spans returns every span in input order (read-only).
 func (x *SpanIndex) Spans() []IndexedSpan { return x.entries }
+
+// Release drops every span the index refers to, keeping its room for the
+// next Build.
+func (x *SpanIndex) Release() {
+	clear(x.entries[:max(x.written, len(x.entries))])
+	x.entries, x.written = x.entries[:0], 0
+}

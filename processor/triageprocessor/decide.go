@@ -389,8 +389,8 @@ const maxPooledIndex = 4096
 func (one *classifiedOne) release() {
 	index, withIndex := one.ct.index, one.withIndex
 	*one = classifiedOne{}
-	if entries := index.Spans(); cap(entries) <= maxPooledIndex {
-		clear(entries[:cap(entries)])
+	if cap(index.Spans()) <= maxPooledIndex {
+		index.Release()
 		one.ct.index, one.withIndex = index, withIndex
 		classifiedPool.Put(one)
 	}
