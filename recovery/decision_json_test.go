@@ -173,6 +173,35 @@ func TestSafe8MatchesTable(t *testing.T) {
 	}
 }
 
+// TestSafePrefixMatchesTable holds safePrefix (its two-word rounds above
+// all) to the byte table: strings of every length to 40 with one byte
+// that is not safe at each position, and none.
+func TestSafePrefixMatchesTable(t *testing.T) {
+	ref := func(s string) int {
+		for i := 0; i < len(s); i++ {
+			if c := s[i]; c >= utf8.RuneSelf || !jsonSafe[c] {
+				return i
+			}
+		}
+		return len(s)
+	}
+	for n := 0; n <= 40; n++ {
+		base := []byte(strings.Repeat("a~ zZ09.", 5)[:n])
+		if got := safePrefix(string(base)); got != n {
+			t.Fatalf("safe string of %d bytes: safePrefix %d", n, got)
+		}
+		for p := 0; p < n; p++ {
+			for _, c := range []byte{'"', '<', '\\', 0x1f, 0x80, 0xff} {
+				b := append([]byte(nil), base...)
+				b[p] = c
+				if got, want := safePrefix(string(b)), ref(string(b)); got != want {
+					t.Fatalf("%q: safePrefix %d, want %d", b, got, want)
+				}
+			}
+		}
+	}
+}
+
 // FuzzJSONString holds appendJSONString (its eight-byte skip above all) to
 // encoding/json's encoding of the same string.
 func FuzzJSONString(f *testing.F) {
