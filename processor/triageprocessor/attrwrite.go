@@ -31,14 +31,15 @@ func (w *attrWriter) annotate(attrs pcommon.Map, inc, root []annotation) bool {
 		return false
 	}
 	both := len(inc) > 0 && len(root) > 0
+	l := laidOut{inc, root}
 	w.reset()
-	w.putAll(inc)
+	w.putAll(l, inc, 0)
 	if both {
 		for _, k := range sharedKeys {
-			w.remove(k)
+			w.remove(l, k)
 		}
 	}
-	w.putAll(root)
+	w.putAll(l, root, int32(len(inc)))
 	if len(w.list) == 0 && !both {
 		return false // evaluation events only
 	}
@@ -61,7 +62,8 @@ func (w *attrWriter) annotate(attrs pcommon.Map, inc, root []annotation) bool {
 		v.MoveTo(w.b.AppendEmpty(k))
 	}
 	if fresh {
-		for _, a := range w.list {
+		for _, k := range w.list {
+			a := l.at(k)
 			a.set(w.b.AppendEmpty(a.key))
 		}
 	}
@@ -104,8 +106,10 @@ const annotationPrefix = "triage."
 // leaves after a span's own (when the span has none of their keys): the
 // same positions and values pdata gives them.
 type attrWriter struct {
-	// list points into the annotation lists being laid out.
-	list []*annotation
+	// list is the annotations laid out, as indexes into the lists being
+	// laid out (laidOut): ints, not pointers, so storing one takes no
+	// write barrier and reset has nothing to clear.
+	list []int32
 	// seen has the bit keyBit of every key put: a key whose bit is clear
 	// is not in list, and only the others are looked for (a run root
 	// gets two dozen annotations, nearly always of distinct keys).
@@ -119,7 +123,6 @@ type attrWriter struct {
 // reset readies w for the next span. (The string block stays: a trace's
 // spans share it; release drops it.)
 func (w *attrWriter) reset() {
-	clear(w.list)
 	w.list = w.list[:0]
 	w.seen = 0
 	w.prefixed = true
@@ -140,7 +143,8 @@ func keyBit(k string) uint64 {
 // putAll is Map.Put* of each attribute of anns: a value replaces an
 // earlier one of the same key in place, else it is appended. Evaluation
 // events are not attributes.
-func (w *attrWriter) putAll(anns []annotation) {
+// anns is one of l's lists, its first annotation at index base of l.
+func (w *attrWriter) putAll(l laidOut, anns []annotation, base int32) {
 	for i := range anns {
 		a := &anns[i]
 		if a.eval != nil {
@@ -149,36 +153,48 @@ func (w *attrWriter) putAll(anns []annotation) {
 		if !strings.HasPrefix(a.key, annotationPrefix) {
 			w.prefixed = false
 		}
+		k := base + int32(i)
 		if bit := keyBit(a.key); w.seen&bit == 0 {
 			w.seen |= bit
-			w.list = append(w.list, a)
+			w.list = append(w.list, k)
 			continue
 		}
-		w.replace(a)
+		w.replace(l, k)
 	}
 }
 
-func (w *attrWriter) replace(a *annotation) {
-	for i := range w.list {
-		if w.list[i].key == a.key {
-			w.list[i] = a
+func (w *attrWriter) replace(l laidOut, k int32) {
+	key := l.at(k).key
+	for i, j := range w.list {
+		if l.at(j).key == key {
+			w.list[i] = k
 			return
 		}
 	}
-	w.list = append(w.list, a)
+	w.list = append(w.list, k)
 }
 
 // remove is Map.Remove: the last attribute takes the removed one's place.
-func (w *attrWriter) remove(key string) {
-	for i := range w.list {
-		if w.list[i].key == key {
+func (w *attrWriter) remove(l laidOut, key string) {
+	for i, j := range w.list {
+		if l.at(j).key == key {
 			last := len(w.list) - 1
 			w.list[i] = w.list[last]
-			w.list[last] = nil
 			w.list = w.list[:last]
 			return
 		}
 	}
+}
+
+// laidOut is the lists of annotations a span gets, incident then root,
+// indexed as one (attrWriter.list).
+type laidOut struct{ inc, root []annotation }
+
+func (l laidOut) at(k int32) *annotation {
+	if int(k) < len(l.inc) {
+		return &l.inc[k]
+	}
+	return &l.root[int(k)-len(l.inc)]
 }
 
 // set gives v the annotation's value (a.eval == nil).
