@@ -157,13 +157,20 @@ func mastraFillOutput(c *spanCtx, st *Step) {
 // mastraFillRequest reads the provider request: the messages and tool
 // definitions the model was given, when the exporter kept the body whole.
 func mastraFillRequest(c *spanCtx, st *Step) {
-	if in := mastraIO(c, "input"); looksJSON(in) && (len(st.Offered) == 0 || len(st.InputResults) == 0) {
-		if t, ok := validText(in); ok {
-			var w mastraInput
-			w.decodeValid(t)
-			if unpairedText(w.Body) {
-				return
-			}
+	if in := mastraIO(c, "input"); looksJSON(in) && len(in) <= MaxParsedJSONBytes && (len(st.Offered) == 0 || len(st.InputResults) == 0) {
+		// A cut body, the common case, makes the input say nothing,
+		// whether or not it is valid JSON: it is told before the input
+		// is validated (validText's check, most of reading an input
+		// whose body is then found cut). On text that is not JSON the
+		// body may be misread, which only leaves it to the check to
+		// say nothing.
+		t := stringOf(trimJSON(bytesOf(in)))
+		var w mastraInput
+		w.decodeValid(t)
+		if unpairedText(w.Body) {
+			return
+		}
+		if validJSON(t) {
 			req := rawJSONText(w.Body)
 			if rt, ok := validText(req); ok && looksJSON(req) {
 				var r mastraRequest

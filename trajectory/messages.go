@@ -731,10 +731,14 @@ func addPart(m *message, text *partText, p *jsonPart, parent *jsonMessage) {
 // vercelOutput decodes a Vercel AI SDK v5+ tool-result output
 // ({type: "text"|"json"|"error-text"|"error-json"|"execution-denied"|"content", value})
 // or falls back to the raw value.
+//
+// r is a raw value of validated text (a part's or a Mastra chunk's output,
+// decoded from text the scanner validated): it is held to validText's
+// bound, not validated again.
 func vercelOutput(r json.RawMessage, isErr bool) (string, bool) {
 	var o vercelToolOutput
-	if t, ok := validText(stringOf(r)); ok && t[0] == '{' {
-		o.decodeValid(t)
+	if t := trimJSON(r); len(r) <= MaxParsedJSONBytes && len(t) > 0 && t[0] == '{' {
+		o.decodeValid(stringOf(t))
 	}
 	if o.Type != "" {
 		switch o.Type {
