@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -366,18 +367,27 @@ func newDocumentStrings(id uuid.UUID, trace pcommon.TraceID, span pcommon.SpanID
 // appendRFC3339NanoUTC is t.UTC().AppendFormat(b, time.RFC3339Nano),
 // written field by field for the years it writes in four digits (the
 // layout's interpretation, chunk by chunk, was most of a decision's
-// strings).
+// strings). The text of the second (to "05") is kept for the decisions
+// taken in the same second (lastSecond): working out the date and the
+// clock from the time was most of what was left.
 func appendRFC3339NanoUTC(b []byte, t time.Time) []byte {
 	t = t.UTC()
-	year, month, day := t.Date()
-	if year < 0 || year > 9999 {
-		return t.AppendFormat(b, time.RFC3339Nano)
+	unix := t.Unix()
+	s := lastSecond.Load()
+	if s == nil || s.unix != unix {
+		year, month, day := t.Date()
+		if year < 0 || year > 9999 {
+			return t.AppendFormat(b, time.RFC3339Nano)
+		}
+		hour, minute, sec := t.Clock()
+		s = &secondText{unix: unix, text: [19]byte{
+			byte('0' + year/1000), byte('0' + year/100%10), byte('0' + year/10%10), byte('0' + year%10), '-',
+			byte('0' + int(month)/10), byte('0' + int(month)%10), '-', byte('0' + day/10), byte('0' + day%10), 'T',
+			byte('0' + hour/10), byte('0' + hour%10), ':', byte('0' + minute/10), byte('0' + minute%10), ':',
+			byte('0' + sec/10), byte('0' + sec%10)}}
+		lastSecond.Store(s)
 	}
-	hour, minute, sec := t.Clock()
-	b = append(b, byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10), '-')
-	b = append(b, byte('0'+int(month)/10), byte('0'+int(month)%10), '-', byte('0'+day/10), byte('0'+day%10), 'T')
-	b = append(b, byte('0'+hour/10), byte('0'+hour%10), ':', byte('0'+minute/10), byte('0'+minute%10), ':',
-		byte('0'+sec/10), byte('0'+sec%10))
+	b = append(b, s.text[:]...)
 	if ns := t.Nanosecond(); ns != 0 {
 		// .999999999: nine digits, trailing zeros dropped.
 		var frac [10]byte
@@ -394,6 +404,17 @@ func appendRFC3339NanoUTC(b []byte, t time.Time) []byte {
 	}
 	return append(b, 'Z')
 }
+
+// secondText is the RFC 3339 text of a UTC second (Unix time unix) of a
+// year of four digits, "2006-01-02T15:04:05"; never written once stored.
+type secondText struct {
+	unix int64
+	text [19]byte
+}
+
+// lastSecond is the second of the latest decision time written (shared by
+// the engines: the text depends on the time alone).
+var lastSecond atomic.Pointer[secondText]
 
 // normalize checks the input and makes its free text safe to publish: the
 // engine owns the guarantee that a decision document carries no secret

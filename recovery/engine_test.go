@@ -312,8 +312,16 @@ func TestRFC3339NanoUTCMatchesFormat(t *testing.T) {
 	ts = append(ts, time.Now(), time.Time{})
 	for _, tm := range ts {
 		want := tm.UTC().AppendFormat(nil, time.RFC3339Nano)
-		if got := appendRFC3339NanoUTC(nil, tm); !bytes.Equal(got, want) {
-			t.Fatalf("%v: got %s, want %s", tm, got, want)
+		// Twice: the second writes from the text kept of its second.
+		for range 2 {
+			if got := appendRFC3339NanoUTC(nil, tm); !bytes.Equal(got, want) {
+				t.Fatalf("%v: got %s, want %s", tm, got, want)
+			}
+		}
+		// Another time of the same second.
+		later := tm.Add(time.Duration(999_999_999 - tm.Nanosecond()))
+		if got, want := appendRFC3339NanoUTC(nil, later), later.UTC().AppendFormat(nil, time.RFC3339Nano); !bytes.Equal(got, want) {
+			t.Fatalf("%v: got %s, want %s", later, got, want)
 		}
 	}
 }
