@@ -265,11 +265,31 @@ func (p *secretPattern) redact(s string) string {
 
 // Truncate bounds s to MaxLen bytes at a rune boundary, saying how much was cut.
 func (r *Redactor) Truncate(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
+	if !asciiOnly(s) {
+		// (ASCII text is valid UTF-8 as it is: most names, rules and
+		// signals are, and ToValidUTF8 decodes them rune by rune.)
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
 	if r.maxLen < 0 || len(s) <= r.maxLen {
 		return s
 	}
 	return truncateBytes(s, r.maxLen) + fmt.Sprintf("…[truncated %d bytes]", len(s)-len(truncateBytes(s, r.maxLen)))
+}
+
+// asciiOnly reports whether every byte of s is ASCII, eight at a time.
+func asciiOnly(s string) bool {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if word8(s, i)&highs8 != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // redactSlack is how far past MaxLen Text looks, so that a secret that

@@ -100,6 +100,32 @@ func TestTruncate(t *testing.T) {
 	}
 }
 
+// TestASCIIOnly holds Truncate's word-at-a-time ASCII test to the bytes:
+// strings of every length to 24 with a byte past ASCII at each position,
+// and none; Truncate leaves ASCII as it is and repairs the others as
+// ToValidUTF8 does.
+func TestASCIIOnly(t *testing.T) {
+	r := NewRedactor(RedactorOptions{})
+	for n := 0; n <= 24; n++ {
+		base := []byte(strings.Repeat("aZ0~ \x7f\x01.", 3)[:n])
+		if !asciiOnly(string(base)) || r.Truncate(string(base)) != string(base) {
+			t.Fatalf("%q: not taken as ASCII", base)
+		}
+		for p := 0; p < n; p++ {
+			for _, c := range []byte{0x80, 0xc3, 0xff} {
+				b := append([]byte(nil), base...)
+				b[p] = c
+				if asciiOnly(string(b)) {
+					t.Fatalf("%q: taken as ASCII", b)
+				}
+				if got, want := r.Truncate(string(b)), strings.ToValidUTF8(string(b), "\uFFFD"); got != want {
+					t.Fatalf("Truncate(%q) = %q, want %q", b, got, want)
+				}
+			}
+		}
+	}
+}
+
 func TestTextOnHugeInput(t *testing.T) {
 	r := NewRedactor(RedactorOptions{MaxLen: 100})
 	key := "sk-" + strings.Repeat("A", 40)
