@@ -150,8 +150,14 @@ func scanValue(s string, i, depth int) (int, bool) {
 			if i >= len(s) || s[i] != ':' {
 				return i, false
 			}
-			i = skipSpace(s, i+1)
-			if i, ok = scanValue(s, i, depth+1); !ok {
+			// A string value (most are) is scanned here, not through
+			// a call of scanValue that would only dispatch it.
+			if i = skipSpace(s, i+1); i < len(s) && s[i] == '"' {
+				i, ok = scanString(s, i)
+			} else {
+				i, ok = scanValue(s, i, depth+1)
+			}
+			if !ok {
 				return i, false
 			}
 			i = skipSpace(s, i)
@@ -173,8 +179,12 @@ func scanValue(s string, i, depth int) (int, bool) {
 			return i + 1, true
 		}
 		for {
-			i = skipSpace(s, i)
-			if i, ok = scanValue(s, i, depth+1); !ok {
+			if i = skipSpace(s, i); i < len(s) && s[i] == '"' {
+				i, ok = scanString(s, i)
+			} else {
+				i, ok = scanValue(s, i, depth+1)
+			}
+			if !ok {
 				return i, false
 			}
 			i = skipSpace(s, i)
@@ -273,7 +283,20 @@ func (sc *jsonScanner) str() bool {
 func scanString(s string, i int) (int, bool) {
 	i++
 	for {
-		for n := 0; n < shortStringWords && i+8 <= len(s); n++ {
+		// The shortStringWords (two) words, unrolled: most strings are
+		// keys, which end in them, and a loop counter was a fifth of
+		// scanning one.
+		if i+16 <= len(s) {
+			if m := specialMask(word8(s, i)); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				goto found
+			}
+			if m := specialMask(word8(s, i+8)); m != 0 {
+				i += 8 + bits.TrailingZeros64(m)>>3
+				goto found
+			}
+			i += 16
+		} else if i+8 <= len(s) {
 			if m := specialMask(word8(s, i)); m != 0 {
 				i += bits.TrailingZeros64(m) >> 3
 				goto found
