@@ -103,6 +103,7 @@ requests:
 // at the next turn.
 func (r *Run) toolStep(k int32) {
 	s := r.steps.at(k)
+	fresh := false // the step's call was made now, and read by newCall
 	if s.callIndex() < 0 {
 		tc := s.eff.toolCall()
 		j := int32(-1)
@@ -123,8 +124,10 @@ func (r *Run) toolStep(k int32) {
 			}
 		}
 		if j < 0 {
+			// newCall reads the new call as it is (this step's alone).
 			j = r.newCall(callRec{name: tc.ToolName, reqStep: -1, tool: k, resultStep: -1}, tc.ToolCallID)
 			r.early.add(j)
+			fresh = true
 		}
 		s.setCall(j)
 		c := r.calls.ref(j)
@@ -134,7 +137,9 @@ func (r *Run) toolStep(k int32) {
 		}
 	}
 	j := s.callIndex()
-	r.classify(j)
+	if !fresh {
+		r.classify(j)
+	}
 	if r.args(r.calls.ref(j)) != "" {
 		r.addToLoop(j)
 	}
@@ -226,9 +231,11 @@ func (r *Run) classify(j int32) {
 		}
 	}
 	if c.tool >= 0 {
-		var tool trajectory.Step
-		r.steps.at(r.root(c.tool)).eff.step(&tool)
-		call.Tool = &tool
+		// In the batch's room: ClassifyCall copies the step (a Step of
+		// the call's own would move to the heap on every reading).
+		tool := &r.batch.tool
+		r.steps.at(r.root(c.tool)).eff.step(tool)
+		call.Tool = tool
 	}
 	if c.resultStep >= 0 {
 		call.ResultSpanID = r.steps.at(r.root(c.resultStep)).eff.spanID
@@ -246,7 +253,10 @@ func (r *Run) classify(j int32) {
 	}
 	c.status, c.inc = status, nil
 	if status == callFailed {
-		c.inc = &inc
+		// (A copy made here: the address of inc itself would move it to
+		// the heap on every reading, failed or not.)
+		c.inc = new(classifier.Incident)
+		*c.inc = inc
 	}
 	if status == callFailed && j == r.lastAdd {
 		r.lastFailed()

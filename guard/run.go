@@ -212,11 +212,13 @@ func (r *Run) rareOrZero() *runRare {
 }
 
 // batchState is the scratch room of one batch: the trips it found, the
-// steps merges changed (to fold), the spans' order.
+// steps merges changed (to fold), the spans' order, a step to classify.
 type batchState struct {
 	out   []Trip
 	dirty []int32
 	order []int
+	// tool is the tool step classify hands ClassifyCall.
+	tool trajectory.Step
 }
 
 // beginBatch lends the run a batch's scratch room.
@@ -235,6 +237,7 @@ func (r *Run) endBatch() []Trip {
 	}
 	clear(b.out) // the pool must not keep the trips' texts
 	b.out, b.dirty, b.order = b.out[:0], b.dirty[:0], b.order[:0]
+	b.tool = trajectory.Step{}
 	r.g.batches.Put(b)
 	return out
 }
