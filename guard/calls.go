@@ -1,7 +1,8 @@
 package guard
 
 import (
-	"crypto/sha256"
+	"encoding/binary"
+	"hash/maphash"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
@@ -152,26 +153,25 @@ func (r *Run) toolStep(k int32) {
 // failure back as text often leave no tool span and no request); created
 // says so.
 func (r *Run) takeResult(k int32, res *trajectory.ToolResult) (j int32, created bool) {
-	// The set keeps the first half of the digest: 128 bits keep a
-	// collision out of reach for the results of one run and halve the
-	// held key.
-	var digest [sha256.Size]byte
+	j = -1
 	if res.CallID != "" {
-		digest = sha256.Sum256([]byte("id\x00" + res.CallID))
-	} else {
-		digest = sha256.Sum256([]byte("nc\x00" + res.Name + "\x00" + res.Content))
+		if c, ok := r.byID.Get(res.CallID); ok {
+			if r.calls.ref(c).result != nil {
+				// Taken already (conversations are resent whole on every
+				// turn), or dropped below whether seen or not: a call keeps
+				// its result and an ID its call, so a result of this ID
+				// reads the same from now on, with no digest and no entry
+				// in the set.
+				return -1, false
+			}
+			j = c
+		}
 	}
-	key := resultKey(digest[:resultKeySize])
+	key := resultKeyOf(res)
 	if _, seen := r.results.Get(key); seen {
 		return -1, false // conversations are resent whole on every turn
 	}
 	r.results.Put(key, struct{}{})
-	j = -1
-	if res.CallID != "" {
-		if c, ok := r.byID.Get(res.CallID); ok {
-			j = c
-		}
-	}
 	if j < 0 {
 		for c := r.nextNoResult; c < int32(r.calls.len()); c++ {
 			cc := r.calls.ref(c)
@@ -180,9 +180,6 @@ func (r *Run) takeResult(k int32, res *trajectory.ToolResult) (j int32, created 
 				break
 			}
 		}
-	}
-	if j >= 0 && r.calls.ref(j).result != nil {
-		return -1, false
 	}
 	if j < 0 {
 		j = r.newCall(callRec{name: res.Name, reqStep: -1, tool: -1, result: res, resultStep: k}, res.CallID)
@@ -314,10 +311,39 @@ func (r *Run) callSpan(c *callRec) pcommon.SpanID {
 	return pcommon.SpanID{}
 }
 
-// resultKeySize is how many bytes of a result's sha256 digest the run's
-// set of seen results keeps.
+// resultKeySize is how many bytes of a result's digest the run's set of
+// seen results keeps.
 const resultKeySize = 16
 
-// resultKey is a seen result's key: the first resultKeySize bytes of its
-// digest.
+// resultKey is a seen result's key: its digest (resultKeyOf).
 type resultKey [resultKeySize]byte
+
+// resultSeeds seed the two 64-bit hashes of a result's key, made once per
+// process.
+var resultSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
+
+// resultKeyOf is the key of a result in the run's set: its call ID, else
+// its name and content, hashed with each of resultSeeds. 128 bits keep a
+// collision out of reach for the results of one run, and the seeds, which
+// no one outside the process knows, keep one from being made on purpose;
+// a run's set is its own, never shared or kept. (It was the first half of
+// the text's sha256 digest: the same set, at a tenth of the cost for the
+// kilobytes of text a result fed back without a call ID carries.)
+func resultKeyOf(res *trajectory.ToolResult) resultKey {
+	var k resultKey
+	for i := range resultSeeds {
+		var h maphash.Hash
+		h.SetSeed(resultSeeds[i])
+		if res.CallID != "" {
+			h.WriteString("id\x00")
+			h.WriteString(res.CallID)
+		} else {
+			h.WriteString("nc\x00")
+			h.WriteString(res.Name)
+			h.WriteByte(0)
+			h.WriteString(res.Content)
+		}
+		binary.LittleEndian.PutUint64(k[8*i:], h.Sum64())
+	}
+	return k
+}
