@@ -1,12 +1,14 @@
 package guard
 
 import (
+	"reflect"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/triage-otel/triage/recovery"
+	"github.com/triage-otel/triage/trajectory"
 )
 
 // Read takes a span's session from the configured attributes (through the
@@ -81,6 +83,32 @@ func TestReadSessionsAsSessionKey(t *testing.T) {
 		}
 		if rd.service != want {
 			t.Errorf("span %d %s: service %q, want %q", i, s.Span.SpanID(), rd.service, want)
+		}
+	}
+}
+
+// A batch read in room given back by an earlier batch (Release) reads as
+// it does in room of its own: nothing of the earlier reads is left.
+func TestReadAfterRelease(t *testing.T) {
+	_, cls := mustGuards(t, DefaultConfig())
+	g, err := New(DefaultConfig(), cls, []string{"app.session"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var caps []Span
+	for _, c := range loadCaptures(t, cls) {
+		caps = append(caps, c.spans...)
+	}
+	s := newSynth()
+	plain := []Span{s.span(1, 0, "plain", nil), s.span(2, 1, "other", map[string]any{"x": "y"})}
+	for i := 0; i+readRoomLen <= len(caps); i += readRoomLen {
+		g.Release(g.Read(caps[i : i+readRoomLen]))
+		for j, rd := range g.Read(plain) {
+			if rd.read.Role != trajectory.SpanOther || rd.read.KeyedSession != "" || rd.read.Session != "" || rd.read.Agent != "" ||
+				len(rd.read.Tools) != 0 || !reflect.DeepEqual(rd.read.Step, trajectory.Step{}) || rd.resSession != "" || rd.service != "svc" ||
+				rd.id != plain[j].Span.SpanID() || rd.parent != plain[j].Span.ParentSpanID() || rd.end != plain[j].Span.EndTimestamp() {
+				t.Fatalf("span %d read after a release: %+v", j, rd)
+			}
 		}
 	}
 }

@@ -159,9 +159,12 @@ func (p *triageProcessor) runInFlight(ctx context.Context, feeds []inFlightFeed)
 		st.mu.Lock()
 		if st.closed {
 			st.mu.Unlock()
+			p.guards.Release(f.reads)
 			continue
 		}
 		trips := st.run.AddRead(f.reads)
+		// The run keeps nothing of the reads: their room goes back.
+		p.guards.Release(f.reads)
 		trips = append(trips, p.sessionBudgets(ctx, st.run)...)
 		for i := range trips {
 			tr := &trips[i]
