@@ -35,6 +35,9 @@ type Engine struct {
 	// newUUID makes decision ids (UUIDv7); newID is its text.
 	newUUID  func() (uuid.UUID, error)
 	redactor *Redactor
+	// traceSessions redacts the session ids of traces that name none
+	// (traceSession), sorted out for their alphabet once.
+	traceSessions *alphabetRedactor
 
 	nonIdempotentTools  []toolPattern
 	maxTotalAttempts    int
@@ -122,6 +125,7 @@ func New(cfg Options, opts ...Option) (*Engine, error) {
 		resetOnSuccess: cfg.History.ResetOnSuccess,
 		rand:           o.rand,
 		redactor:       o.redactor,
+		traceSessions:  o.redactor.over(traceSessionAlphabet),
 
 		nonIdempotentTools:  patterns,
 		maxTotalAttempts:    cfg.MaxTotalAttempts,
@@ -488,6 +492,9 @@ func (e *Engine) normalize(in Input) (Input, error) {
 	return in, nil
 }
 
+// traceSessionAlphabet holds every byte a traceSession id can.
+const traceSessionAlphabet = "trace:" + hexDigits
+
 // traceSession is the session id of a trace that names none: "trace:"
 // and the trace id in hex.
 func traceSession(id pcommon.TraceID) string {
@@ -506,6 +513,9 @@ func traceSession(id pcommon.TraceID) string {
 // to run, is not asked for it.
 func (e *Engine) sessionText(session string, ofTrace bool) string {
 	if ofTrace {
+		if e.traceSessions != nil {
+			return e.traceSessions.textOnce(session)
+		}
 		return e.redactor.textOnce(session)
 	}
 	return e.redactor.Text(session)
