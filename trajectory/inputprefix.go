@@ -75,7 +75,9 @@ func (m *inputLists) elements(s string) ([]elemRange, bool) {
 		break
 	}
 	if !resumed {
-		elems, ok = arrayElements(s, nil)
+		// Room for a short conversation's elements at once (grown
+		// from nil, a list of five took four allocations).
+		elems, ok = arrayElements(s, make([]elemRange, 0, 8))
 	}
 	if ok && len(elems) > 0 {
 		if used == nil {
