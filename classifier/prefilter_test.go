@@ -67,6 +67,9 @@ func checkMayClassifyAs(t *testing.T, s string) {
 		okF && full.mayClassifyAs(WrongToolCalled, SchemaMismatch) != narrow.mayClassifyAs(WrongToolCalled, SchemaMismatch) {
 		t.Errorf("mayClassifyAs(%q, wrong tool, schema): narrowed scanner and full scanner differ", s)
 	}
+	if full.prepare(s) && full.mayClassifyAs(WrongToolCalled, SchemaMismatch) != narrow.mayPass(wrongCallRules) {
+		t.Errorf("mayPass(%q, wrongCallRules) differs from mayClassifyAs(wrong tool, schema)", s)
+	}
 	f, ok := classifyText(s)
 	for _, types := range [][]FailureType{{WrongToolCalled, SchemaMismatch}, {Timeout}, {ExternalFault, ContextOverflow}} {
 		if ok && slices.Contains(types, f.Type) && !mayClassifyAs(s, types...) {

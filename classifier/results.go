@@ -74,7 +74,7 @@ func (cl *classification) resultHeadFailure(content string) bool {
 	// those rules' prefilter groups alone (wrongCallKeys).
 	if !weak {
 		probe := ruleText{scratch: &cl.memo.lower}
-		if !probe.prepareWith(head, wrongCallKeys) || !probe.mayClassifyAs(WrongToolCalled, SchemaMismatch) {
+		if !probe.prepareWith(head, wrongCallKeys) || !probe.mayPass(wrongCallRules) {
 			return false
 		}
 	}

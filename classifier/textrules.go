@@ -196,6 +196,12 @@ var ruleKeys *keyScanner
 // that does not open like a failure, nearly all of them data.
 var wrongCallKeys *keyScanner
 
+// wrongCallRules are the rules able to give WrongToolCalled or
+// SchemaMismatch, in order (indexes into textRules): resultHeadFailure
+// asks of nearly every result whether one of them passes its prefilters
+// (ruleText.mayPass), and they are a few of the rules.
+var wrongCallRules []int32
+
 func init() {
 	b := newKeyScannerBuilder()
 	for i := range textRules {
@@ -224,6 +230,19 @@ func init() {
 	ruleKeys = b.build()
 	read := groupsReadBy(ruleTypes[WrongToolCalled] | ruleTypes[SchemaMismatch])
 	wrongCallKeys = b.buildOf(func(g int32) bool { return read[g] })
+	wrongCallRules = rulesGiving(ruleTypes[WrongToolCalled] | ruleTypes[SchemaMismatch])
+}
+
+// rulesGiving lists the rules able to give one of types (their gives), in
+// order.
+func rulesGiving(types typeSet) []int32 {
+	var rules []int32
+	for i := range textRules {
+		if textRules[i].gives&types != 0 {
+			rules = append(rules, int32(i))
+		}
+	}
+	return rules
 }
 
 // groupsReadBy is the set of keyScanner groups that the prefilters of the
@@ -729,20 +748,26 @@ func mayClassifyAs(text string, types ...FailureType) bool {
 	return rt.mayClassifyAs(types...)
 }
 
+// mayClassifyAs lists the rules giving types on every call (the tests
+// ask it of many types; resultHeadFailure asks mayPass of a list made
+// once).
 func (rt *ruleText) mayClassifyAs(types ...FailureType) bool {
-	if !rt.exact {
-		return true
-	}
 	var asked typeSet
 	for _, t := range types {
 		asked |= ruleTypes[t]
 	}
-	for i := range textRules {
-		r := &textRules[i]
-		if r.gives&asked == 0 {
-			continue
-		}
-		if ok, _ := rt.passes(r); ok {
+	return rt.mayPass(rulesGiving(asked))
+}
+
+// mayPass is mayClassifyAs(types...) with rules = rulesGiving(types):
+// the rules able to give them, listed once, instead of every rule's gives
+// tested against the types for each text.
+func (rt *ruleText) mayPass(rules []int32) bool {
+	if !rt.exact {
+		return true
+	}
+	for _, i := range rules {
+		if ok, _ := rt.passes(&textRules[i]); ok {
 			return true
 		}
 	}
