@@ -113,6 +113,9 @@ type classification struct {
 	// one is ClassifyCall's run (call.go), kept with the classification
 	// when it is pooled.
 	one *oneCall
+	// lastJSON is the last text jsonError decoded for this classification
+	// (classification.jsonError), emptied by release.
+	lastJSON jsonRead
 }
 
 func (c *Classifier) classify(run *trajectory.Run, extra []Incident) Verdict {
@@ -429,7 +432,7 @@ func (cl *classification) callIncidents() {
 				ev = stepEvidence(tool)
 			}
 			if result != nil && (resErr || toolFailed) && result.Content != "" && result.Content != ev.firstResult() {
-				ev.errors = append(ev.errors, textEvidence(result.Content))
+				ev.errors = append(ev.errors, cl.textEvidence(result.Content))
 			}
 			f, found = classifyEvidence(&ev, &cl.memo)
 			if !found {

@@ -160,7 +160,7 @@ func (cl *classification) readResultTextFor(s string, need resultNeed) resultTex
 }
 
 func (cl *classification) readResultText(s string) resultText {
-	if resultTextIsError(s) {
+	if cl.resultTextIsError(s) {
 		return resultText{errorShaped: true}
 	}
 	if cl.resultHeadFailure(s) {

@@ -121,6 +121,12 @@ func resultIsError(r *trajectory.ToolResult) bool {
 
 // resultTextIsError reports whether a result's text is error-shaped.
 func resultTextIsError(content string) bool {
+	return (*classification)(nil).resultTextIsError(content)
+}
+
+// resultTextIsError is the function of that name, through cl's last
+// decode (jsonError).
+func (cl *classification) resultTextIsError(content string) bool {
 	c := strings.TrimSpace(content)
 	if c == "" {
 		return false
@@ -128,8 +134,34 @@ func resultTextIsError(content string) bool {
 	if opensLikeError(c) {
 		return true
 	}
-	_, ok := jsonError(c)
+	_, ok := cl.jsonError(c)
 	return ok
+}
+
+// jsonRead is a text jsonError read, and what it read.
+type jsonRead struct {
+	c    string
+	info trajectory.ErrorInfo
+	ok   bool
+}
+
+// jsonError is the function of that name, through cl's last decode (none
+// when cl is nil): callIncidents reads a result's text for its shape
+// (readResultText) and, when the call failed, for its evidence
+// (textEvidence), and decoding the JSON is most of either reading. The
+// decode is known by its text's identity (address and length): the text
+// itself is kept until the classification is released, so no other text
+// has its address meanwhile, and a string's bytes do not change.
+func (cl *classification) jsonError(c string) (trajectory.ErrorInfo, bool) {
+	if cl == nil {
+		return jsonError(c)
+	}
+	if last := &cl.lastJSON; last.c != "" && len(last.c) == len(c) && unsafe.StringData(last.c) == unsafe.StringData(c) {
+		return last.info, last.ok
+	}
+	info, ok := jsonError(c)
+	cl.lastJSON = jsonRead{c: c, info: info, ok: ok}
+	return info, ok
 }
 
 // opensLikeError reports whether a trimmed text opens like an error report
@@ -387,6 +419,12 @@ func firstNonEmpty(s ...string) string {
 // ("TimeoutError: …", "Error(TimeoutError): …") is read as an exception
 // type, an error-shaped JSON result as its name, code and message.
 func textEvidence(text string) trajectory.ErrorInfo {
+	return (*classification)(nil).textEvidence(text)
+}
+
+// textEvidence is the function of that name, through cl's last decode
+// (jsonError).
+func (cl *classification) textEvidence(text string) trajectory.ErrorInfo {
 	i := skipSpace(text)
 	if name, end, ok := leadingExceptionMatch(text); ok {
 		return trajectory.ErrorInfo{Type: name, Message: text[end:]}
@@ -396,7 +434,7 @@ func textEvidence(text string) trajectory.ErrorInfo {
 			return trajectory.ErrorInfo{Type: m[1], Message: text[len(m[0]):]}
 		}
 	}
-	if info, ok := jsonError(strings.TrimSpace(text)); ok {
+	if info, ok := cl.jsonError(strings.TrimSpace(text)); ok {
 		return info
 	}
 	return trajectory.ErrorInfo{Message: text}

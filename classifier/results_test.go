@@ -1,6 +1,7 @@
 package classifier
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -234,5 +235,43 @@ func TestErrorReportOpenings(t *testing.T) {
 		if resultIsError(&trajectory.ToolResult{Content: content}) {
 			t.Errorf("%q read as an error report", content)
 		}
+	}
+}
+
+// Two error-shaped JSON results of the same length in one run are each
+// read for themselves: the classification keeps its last decode
+// (classification.jsonError) for the same text only.
+func TestJSONErrorsOfOneRunReadApart(t *testing.T) {
+	texts := []string{`{"error":"rate limit exceeded (429)"}`, `{"error":"invalid api key provided!"}`}
+	if len(texts[0]) != len(texts[1]) {
+		t.Fatal("the texts must be of one length")
+	}
+	args := []string{`{"city":"Paris"}`, `{"city":"Rome"}`}
+	b := newRun().llm(tc("1", "lookup", args[0]), tc("2", "lookup", args[1]))
+	b.answer("done", trajectory.ToolResult{CallID: "1", Name: "lookup", Content: texts[0]},
+		trajectory.ToolResult{CallID: "2", Name: "lookup", Content: texts[1]})
+	v := mustNew(t, Options{}).Classify(&b.run)
+	var got []Incident
+	for _, inc := range v.Incidents {
+		if inc.Tool == "lookup" {
+			got = append(got, inc)
+		}
+	}
+	if len(got) != 2 {
+		t.Fatalf("want an incident per call, got %+v", v.Incidents)
+	}
+	for i, text := range texts {
+		req := tc(fmt.Sprint(i+1), "lookup", args[i])
+		want, failed, _ := mustNew(t, Options{}).ClassifyCall(Call{Request: &req, Offered: offered,
+			Result: &trajectory.ToolResult{CallID: req.ID, Name: "lookup", Content: text}})
+		if !failed {
+			t.Fatalf("%s: the call alone did not fail", text)
+		}
+		if got[i].FailureType != want.FailureType || got[i].Rule != want.Rule || got[i].Reason != want.Reason {
+			t.Errorf("%s: in the run %s/%s, alone %s/%s", text, got[i].FailureType, got[i].Rule, want.FailureType, want.Rule)
+		}
+	}
+	if got[0].FailureType == got[1].FailureType && got[0].Rule == got[1].Rule {
+		t.Errorf("the texts classify alike (%s/%s): the test needs texts read differently", got[0].FailureType, got[0].Rule)
 	}
 }
