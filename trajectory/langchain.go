@@ -31,8 +31,11 @@ import (
 // and error status from it.
 
 // toolMessage decodes a serialized LangChain ToolMessage (possibly wrapped
-// in {"output": ...}); ok is false for anything else.
-func toolMessage(out string) (ToolResult, bool) {
+// in {"output": ...}); ok is false for anything else. Only its result is
+// read, so it is decoded textless through mm (nil: no memo): the chain
+// span that ran the tool outputs the same ToolMessage text in its list
+// (chainMessages), which then decodes it once.
+func toolMessage(mm *messageMemo, out string) (ToolResult, bool) {
 	if !looksJSON(out) || !strings.Contains(out, "ToolMessage") {
 		return ToolResult{}, false
 	}
@@ -46,7 +49,11 @@ func toolMessage(out string) (ToolResult, bool) {
 		raw = o
 	}
 	// The text, and so its member, was validated: not scanned again.
-	m, ok := decodeValidMessage(raw, false)
+	text, ok := lenientText(raw, true)
+	if !ok {
+		return ToolResult{}, false
+	}
+	m, ok := mm.decodeTextless(text)
 	if !ok || m.Role != "tool" || len(m.Results) == 0 {
 		return ToolResult{}, false
 	}

@@ -408,7 +408,7 @@ func oiFillTool(c *spanCtx, st *Step) {
 	}
 	// LangChain wraps the result in a serialized ToolMessage
 	// (langchain.go).
-	if r, ok := toolMessage(out); ok {
+	if r, ok := toolMessage(c.memo, out); ok {
 		applyToolMessage(st, r)
 		return
 	}

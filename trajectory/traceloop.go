@@ -60,7 +60,7 @@ func tlFill(c *spanCtx, st *Step) {
 	if st.Kind == StepTool {
 		// A LangChain tool's output names the tool; the entity name is
 		// its class (langchain.go).
-		if r, ok := toolMessage(attrStr(a, "traceloop.entity.output")); ok {
+		if r, ok := toolMessage(c.memo, attrStr(a, "traceloop.entity.output")); ok {
 			applyToolMessage(st, r)
 		}
 		if st.ToolName == "" {
