@@ -550,6 +550,7 @@ func setSliceAt[T any](dst *[]T, v string, decodeAt func(string, *T) int) int {
 	case 'n':
 		*dst = nil
 	case '[':
+		prev := len(*dst)
 		s := (*dst)[:0]
 		n := eachElementAt(v, func(i int, rest string) int {
 			if i < cap(s) {
@@ -560,6 +561,13 @@ func setSliceAt[T any](dst *[]T, v string, decodeAt func(string, *T) int) int {
 			}
 			return decodeAt(rest, &s[i])
 		})
+		if len(s) < prev {
+			// A shorter list decoded over a longer one (a repeated
+			// key): the room past it is zeroed again, so that a slice's
+			// room past its length is always zero and a reused one
+			// (messageScratch) is cleared up to its length only.
+			clear(s[len(s):prev])
+		}
 		if len(s) == 0 {
 			s = []T{}
 		}

@@ -166,11 +166,13 @@ func (ms *messageScratch) decodeKwargs(v string, kw *jsonMessage) *jsonMessage {
 	return &ms.jm
 }
 
-// clear zeroes the message, keeping the room of its arrays.
+// clear zeroes the message, keeping the room of its arrays. Their room
+// past their length is zero (setSliceAt keeps it so): their elements are
+// cleared up to their length only.
 func (ms *messageScratch) clear() {
 	parts, calls := ms.jm.Parts, ms.jm.ToolCalls
-	clear(parts[:cap(parts)])
-	clear(calls[:cap(calls)])
+	clear(parts)
+	clear(calls)
 	ms.jm = jsonMessage{Parts: parts[:0], ToolCalls: calls[:0]}
 }
 

@@ -69,8 +69,53 @@ func TestToolMessageTextlessMatchesFull(t *testing.T) {
 			t.Fatalf("without a memo on %.120q: got %+v %v, want %+v %v", out, got, ok, want, wantOK)
 		}
 	}
-	t.Logf("%d ToolMessages among %d outputs", found, len(outs))
 	if found < 3 {
 		t.Fatalf("only %d ToolMessages among %d outputs: the test reads none of the captures'", found, len(outs))
 	}
+}
+
+// A pooled message scratch decodes each message as into a new one, also
+// after a message whose repeated key decoded a shorter list over a longer
+// one, and keeps the room past each list's length zero (what lets it clear
+// a list up to its length only).
+func TestMessageScratchReuseAfterRepeatedKey(t *testing.T) {
+	texts := []string{
+		`{"parts":[{"text":"a","name":"n"},{"text":"b","name":"m"},{"text":"c"}],"parts":[{"type":"t"}],` +
+			`"tool_calls":[{"id":"1","name":"f"},{"id":"2","name":"g"}],"tool_calls":[]}`,
+		`{"parts":[{"type":"x"},{"type":"y"},{"type":"z"}],"tool_calls":[{"id":"3"},{"id":"4"}]}`,
+		`{"parts":[{"text":"only"}]}`,
+		`{"parts":null,"tool_calls":[{"id":"5"}]}`,
+		`{"role":"user","parts":[{"type":"text","text":"p"},{"type":"text"}]}`,
+	}
+	var ms messageScratch
+	for round := 0; round < 2; round++ {
+		for i, v := range texts {
+			got := ms.decode(v)
+			var want jsonMessage
+			decodeMessageJSON(v, &want)
+			if !reflect.DeepEqual(normalized(got.Parts), normalized(want.Parts)) || !reflect.DeepEqual(normalized(got.ToolCalls), normalized(want.ToolCalls)) {
+				t.Fatalf("round %d, text %d: scratch decode\n%+v\nwant\n%+v", round, i, *got, want)
+			}
+			for k, p := range got.Parts[len(got.Parts):cap(got.Parts)] {
+				if !reflect.ValueOf(p).IsZero() {
+					t.Fatalf("round %d, text %d: part room %d past the list is %+v", round, i, len(got.Parts)+k, p)
+				}
+			}
+			for k, c := range got.ToolCalls[len(got.ToolCalls):cap(got.ToolCalls)] {
+				if !reflect.ValueOf(c).IsZero() {
+					t.Fatalf("round %d, text %d: call room %d past the list is %+v", round, i, len(got.ToolCalls)+k, c)
+				}
+			}
+		}
+	}
+	ms.release()
+}
+
+// normalized treats a nil list as an empty one (a scratch keeps its room
+// where a fresh decode has none).
+func normalized[T any](p []T) []T {
+	if len(p) == 0 {
+		return nil
+	}
+	return p[:len(p):len(p)]
 }
