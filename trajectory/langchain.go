@@ -36,20 +36,7 @@ import (
 // span that ran the tool outputs the same ToolMessage text in its list
 // (chainMessages), which then decodes it once.
 func toolMessage(mm *messageMemo, out string) (ToolResult, bool) {
-	if !looksJSON(out) || !strings.Contains(out, "ToolMessage") {
-		return ToolResult{}, false
-	}
-	raw := json.RawMessage(bytesOf(out))
-	o, ok := rawMemberJSON(raw, "output")
-	if !ok {
-		// Not JSON (decodeMessage checks what rawMemberJSON checked).
-		return ToolResult{}, false
-	}
-	if len(o) > 0 {
-		raw = o
-	}
-	// The text, and so its member, was validated: not scanned again.
-	text, ok := lenientText(raw, true)
+	text, ok := toolMessageText(out)
 	if !ok {
 		return ToolResult{}, false
 	}
@@ -58,6 +45,25 @@ func toolMessage(mm *messageMemo, out string) (ToolResult, bool) {
 		return ToolResult{}, false
 	}
 	return m.Results[0], true
+}
+
+// toolMessageText is the message text of what may be a serialized
+// ToolMessage: out, or its "output" member, as a JSON text (lenientText).
+func toolMessageText(out string) (string, bool) {
+	if !looksJSON(out) || !strings.Contains(out, "ToolMessage") {
+		return "", false
+	}
+	raw := json.RawMessage(bytesOf(out))
+	o, ok := rawMemberJSON(raw, "output")
+	if !ok {
+		// Not JSON (decodeMessage checks what rawMemberJSON checked).
+		return "", false
+	}
+	if len(o) > 0 {
+		raw = o
+	}
+	// The text, and so its member, was validated: not scanned again.
+	return lenientText(raw, true)
 }
 
 // applyToolMessage completes a tool step from the ToolMessage it output.

@@ -3,7 +3,6 @@ package trajectory
 import (
 	"encoding/json"
 	"reflect"
-	"strings"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -12,22 +11,14 @@ import (
 // toolMessageFull is toolMessage as a full decode of the message gives
 // it, without a memo: what the textless, memoized decode must equal.
 func toolMessageFull(out string) (ToolResult, bool) {
-	if !looksJSON(out) || !strings.Contains(out, "ToolMessage") {
-		return ToolResult{}, false
-	}
-	raw := json.RawMessage(bytesOf(out))
-	o, ok := rawMemberJSON(raw, "output")
+	text, ok := toolMessageText(out)
 	if !ok {
 		return ToolResult{}, false
 	}
-	if len(o) > 0 {
-		raw = o
+	if m, ok := decodeValidMessage(json.RawMessage(text), false); ok && m.Role == "tool" && len(m.Results) > 0 {
+		return m.Results[0], true
 	}
-	m, ok := decodeValidMessage(raw, false)
-	if !ok || m.Role != "tool" || len(m.Results) == 0 {
-		return ToolResult{}, false
-	}
-	return m.Results[0], true
+	return ToolResult{}, false
 }
 
 // A ToolMessage's result read textless through a Build's memo (first
