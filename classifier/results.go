@@ -180,7 +180,7 @@ func opensLikeError(c string) bool {
 		return false
 	}
 	return mayOpenErrorPrefix(c[i]) && errorPrefix.MatchString(c) || leadingExceptionOpens(c) ||
-		mayWrapException(c[i]) && wrappedException.MatchString(c)
+		mayWrapException(c) && wrappedException.MatchString(c)
 }
 
 // mayOpenErrorPrefix is a necessary condition for errorPrefix on a text
@@ -195,8 +195,34 @@ func mayOpenErrorPrefix(b byte) bool {
 	return false
 }
 
-// mayWrapException is the same for wrappedException: error or exception.
-func mayWrapException(b byte) bool { return b|0x20 == 'e' }
+// mayWrapException is a necessary condition for wrappedException on s:
+// after white space, error or exception in any case (neither word holds
+// a letter (?i) folds to from outside ASCII), white space, then '('. Most
+// texts that open with one of the words go on with a colon ("Error: …"),
+// and are known without the expression.
+func mayWrapException(s string) bool {
+	i := skipSpace(s)
+	for _, w := range [...]string{"error", "exception"} {
+		if len(s)-i >= len(w) && asciiFoldPrefix(s[i:], w) {
+			j := i + len(w)
+			j += skipSpace(s[j:])
+			return j < len(s) && s[j] == '('
+		}
+	}
+	return false
+}
+
+// asciiFoldPrefix reports whether s starts with word (lower-case ASCII
+// letters) in any case: a byte b is the letter l or its upper case
+// exactly when b|0x20 == l.
+func asciiFoldPrefix(s, word string) bool {
+	for k := 0; k < len(word); k++ {
+		if s[k]|0x20 != word[k] {
+			return false
+		}
+	}
+	return true
+}
 
 // leadingExceptionMatch is leadingException's match of s, read by hand:
 // the exception name (its group) and the end of the match. After the
@@ -425,11 +451,10 @@ func textEvidence(text string) trajectory.ErrorInfo {
 // textEvidence is the function of that name, through cl's last decode
 // (jsonError).
 func (cl *classification) textEvidence(text string) trajectory.ErrorInfo {
-	i := skipSpace(text)
 	if name, end, ok := leadingExceptionMatch(text); ok {
 		return trajectory.ErrorInfo{Type: name, Message: text[end:]}
 	}
-	if i < len(text) && mayWrapException(text[i]) {
+	if mayWrapException(text) {
 		if m := wrappedException.FindStringSubmatch(text); m != nil {
 			return trajectory.ErrorInfo{Type: m[1], Message: text[len(m[0]):]}
 		}
