@@ -513,10 +513,7 @@ func traceSession(id pcommon.TraceID) string {
 // to run, is not asked for it.
 func (e *Engine) sessionText(session string, ofTrace bool) string {
 	if ofTrace {
-		if e.traceSessions != nil {
-			return e.traceSessions.textOnce(session)
-		}
-		return e.redactor.textOnce(session)
+		return e.traceSessions.textOnce(session)
 	}
 	return e.redactor.Text(session)
 }

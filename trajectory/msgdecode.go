@@ -801,8 +801,6 @@ func partStringField(p *jsonPart, i int) *string {
 
 var toolCallFields = []string{"id", "name", "arguments", "args", "input", "function", "toolCallId", "toolName"}
 
-func decodeToolCallJSON(v string, c *jsonToolCall) { decodeToolCallAt(v, c) }
-
 // decodeToolCallAt decodes the call at the start of the valid JSON text v
 // and returns its length.
 func decodeToolCallAt(v string, c *jsonToolCall) int {

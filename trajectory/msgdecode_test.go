@@ -169,7 +169,7 @@ func checkScanned[T any, P interface {
 // toolCallList is Vercel's ai.response.toolCalls as vercelFill decodes it.
 type toolCallList []jsonToolCall
 
-func (l *toolCallList) decodeValid(v string) { setSlice((*[]jsonToolCall)(l), v, decodeToolCallJSON) }
+func (l *toolCallList) decodeValid(v string) { setSliceAt((*[]jsonToolCall)(l), v, decodeToolCallAt) }
 
 // checkStringDecode compares decodeJSONString with json.Unmarshal into a
 // string, on any text.

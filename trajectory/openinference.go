@@ -297,25 +297,26 @@ func decodeGenerations(s string, callsOnly bool) []message {
 	var out []message
 	for _, batch := range g.Generations {
 		for _, gen := range batch {
-			out = appendGeneration(out, gen.Text, len(gen.Message) > 0, func() (message, bool) {
+			var m message
+			var ok bool
+			if len(gen.Message) > 0 {
 				// gen.Message is raw text of the value validated above.
-				return decodeValidMessage(gen.Message, callsOnly)
-			}, callsOnly)
+				m, ok = decodeValidMessage(gen.Message, callsOnly)
+			}
+			out = appendGeneration(out, gen.Text, m, ok, callsOnly)
 		}
 	}
 	return out
 }
 
-// appendGeneration appends what a generation of text and (has) a message
-// says: the message (decode), else its text.
-func appendGeneration(out []message, text string, has bool, decode func() (message, bool), callsOnly bool) []message {
-	if has {
-		if m, ok := decode(); ok {
-			if m.Role == "" {
-				m.Role = "assistant"
-			}
-			return append(out, m)
+// appendGeneration appends what a generation of text and message m says:
+// m when it has one that decoded (ok), else its text.
+func appendGeneration(out []message, text string, m message, ok bool, callsOnly bool) []message {
+	if ok {
+		if m.Role == "" {
+			m.Role = "assistant"
 		}
+		return append(out, m)
 	}
 	if text != "" {
 		m := message{Role: "assistant"}
@@ -358,7 +359,7 @@ func decodeGenerationMessages(text string, callsOnly bool) (out []message, ok bo
 				}
 				var genText string
 				var m message
-				var has, mOK bool
+				var mOK bool
 				n := eachMemberAt(gv, func(k, v string) int {
 					switch fieldIndex(k, generationFields) {
 					case 0:
@@ -367,14 +368,14 @@ func decodeGenerationMessages(text string, callsOnly bool) (out []message, ok bo
 						// The last message member is the one kept
 						// (json.RawMessage), null included.
 						var jm, kw jsonMessage
-						k := decodeMessageKwAt(v, &jm, &kw)
+						mn := decodeMessageKwAt(v, &jm, &kw)
 						m, _, mOK = messageFromKwargs(&jm, &kw, callsOnly, false, nil)
-						has = k > 0
-						return k
+						mOK = mOK && mn > 0
+						return mn
 					}
 					return validLen(v)
 				})
-				out = appendGeneration(out, genText, has, func() (message, bool) { return m, mOK }, callsOnly)
+				out = appendGeneration(out, genText, m, mOK, callsOnly)
 				return n
 			})
 		})
